@@ -1,0 +1,3 @@
+from svmtool.cli import main
+
+main()

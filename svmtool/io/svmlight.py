@@ -1,0 +1,513 @@
+"""Reading svmlight / libsvm text into CSR arrays, fast and strictly.
+
+Sources: a path, ``-`` for stdin, plain or compressed (gzip, bzip2, xz, recognised by their magic
+bytes, not by the file name).  A regular uncompressed file is memory-mapped and parsed in place;
+anything else (a pipe, a compressed stream) is read once, in blocks of whole lines, so
+``cat data | svmtool train - model`` works.
+
+Each block is cut at newlines into one piece per thread; a jitted counting pass gives upper bounds
+for the rows and non-zeros of each piece, and a jitted fill pass parses the pieces in parallel
+threads (the kernels release the GIL) straight into preallocated arrays.  The grammar, the
+accepted quirks and the exact float conversion are described in :mod:`svmtool.io._parse`.
+
+Public functions:
+
+* :func:`load_svmlight` -- the whole input as one :class:`~svmtool.problem.Problem`;
+* :func:`iter_svmlight_chunks` -- one Problem per block, for streaming consumers (prediction on
+  files larger than memory);
+* :func:`load_data` / :func:`iter_data_chunks` -- the same, but a binary cache written by
+  ``svmtool convert`` is recognised by its magic bytes and loaded instead of parsed.
+"""
+
+import bz2
+import gzip
+import lzma
+import mmap
+import os
+import stat
+import sys
+
+import numpy as np
+
+from svmtool.errors import DataFormatError, InputError
+from svmtool.problem import Problem
+
+BLOCK_BYTES = 64 << 20
+_SMALL = 1 << 20           # below this size a single thread parses the whole input
+
+_GZIP = b"\x1f\x8b"
+_BZ2 = b"BZh"
+_XZ = b"\xfd7zXZ\x00"
+
+
+def _display_name(source):
+    return "<stdin>" if source == "-" else os.fspath(source)
+
+
+def _peek(f, n):
+    """Up to n leading bytes of a binary stream without consuming them."""
+    if hasattr(f, "peek"):
+        return f.peek(n)[:n]
+    pos = f.tell()
+    head = f.read(n)
+    f.seek(pos)
+    return head
+
+
+class _Input:
+    """An opened source: either a byte array in memory (``buf``) or a binary ``stream``."""
+
+    def __init__(self, source):
+        self.name = _display_name(source)
+        self.buf = None
+        self.stream = None
+        self.size = None
+        self._closers = []
+        if source == "-":
+            raw = sys.stdin.buffer
+        else:
+            path = os.fspath(source)
+            raw = open(path, "rb")
+            self._closers.append(raw)
+        head = _peek(raw, 8)
+        self.head = head
+        if head.startswith(_GZIP):
+            self.stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif head.startswith(_BZ2):
+            self.stream = bz2.BZ2File(raw, mode="rb")
+        elif head.startswith(_XZ):
+            self.stream = lzma.LZMAFile(raw, mode="rb")
+        else:
+            st = os.fstat(raw.fileno()) if hasattr(raw, "fileno") else None
+            if source != "-" and st is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
+                self.size = st.st_size
+                mm = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
+                self._mmap = mm
+                self.buf = np.frombuffer(mm, dtype=np.uint8)
+            else:
+                self.stream = raw
+        if self.stream is not None and self.stream is not raw:
+            self._closers.insert(0, self.stream)
+
+    def close(self):
+        self.buf = None
+        mm = getattr(self, "_mmap", None)
+        if mm is not None:
+            try:
+                mm.close()
+            except BufferError:
+                pass    # a caller still holds a view; the mapping goes when it does
+            self._mmap = None
+        for c in self._closers:
+            try:
+                c.close()
+            except Exception:
+                pass
+        self._closers = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def blocks(self, block_bytes):
+        """Yield (byte array, first line number - 1) blocks of whole lines from a stream."""
+        leftover = b""
+        line0 = 0
+        read = self.stream.read
+        while True:
+            data = read(block_bytes)
+            if not data:
+                break
+            buf = leftover + data if leftover else data
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                leftover = buf
+                continue
+            block = np.frombuffer(buf, dtype=np.uint8, count=cut + 1)
+            leftover = buf[cut + 1:]
+            yield block, line0
+            line0 += _parse().count_newlines(block, 0, len(block))
+        if leftover:
+            yield np.frombuffer(leftover, dtype=np.uint8), line0
+
+
+def _parse():
+    # the jitted module, imported on first use only (it imports numba)
+    from svmtool.io import _parse as p
+
+    return p
+
+
+class _NeedInt64(Exception):
+    pass
+
+
+class _Parser:
+    """Parses regions of a byte array into arrays; owns the options and the thread pool."""
+
+    def __init__(self, name, zero_based, comments, threads):
+        self.p = _parse()
+        self.name = name
+        self.zero_based = bool(zero_based)
+        self.comments = bool(comments)
+        if threads is None:
+            threads = min(os.cpu_count() or 1, 8)
+        self.threads = max(1, int(threads))
+        self.index_dtype = np.int32
+        self._pool = None
+
+    def pool(self):
+        if self._pool is None and self.threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.threads)
+        return self._pool
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def plan(self, buf, start, end):
+        """Cut buf[start:end] into pieces; return (cuts, newline counts, colon counts)."""
+        n = self.threads if end - start >= _SMALL else 1
+        cuts = self.p.find_line_starts(buf, start, end, n)
+        pool = self.pool() if n > 1 else None
+        if pool is not None:
+            counts = list(pool.map(lambda k: self.p.count_piece(buf, cuts[k], cuts[k + 1]),
+                                   range(n)))
+        else:
+            counts = [self.p.count_piece(buf, cuts[0], cuts[1])]
+        nls = [c[0] for c in counts]
+        cols = [c[1] for c in counts]
+        return cuts, nls, cols
+
+    def allocate(self, rows_ub, nnz_ub):
+        out = {
+            "indptr": np.empty(rows_ub + 1, dtype=np.int64),
+            "indices": np.empty(nnz_ub, dtype=self.index_dtype),
+            "data": np.empty(nnz_ub, dtype=np.float64),
+            "y": np.empty(rows_ub, dtype=np.float64),
+            "qid": np.empty(rows_ub, dtype=np.int64),
+        }
+        if self.comments:
+            out["cstart"] = np.empty(rows_ub, dtype=np.int64)
+            out["cend"] = np.empty(rows_ub, dtype=np.int64)
+        else:
+            out["cstart"] = out["cend"] = np.empty(1, dtype=np.int64)
+        out["indptr"][0] = 0
+        return out
+
+    def fill(self, buf, plan, out, row_cur, nnz_cur, line0):
+        """Parse the planned pieces into ``out`` from the cursors; return (rows, nnz, maxcol,
+        has_qid, comments)."""
+        p = self.p
+        cuts, nls, cols = plan
+        n = len(nls)
+        max_col = p.INT32_LIMIT if out["indices"].dtype == np.int32 else p.INT64_LIMIT
+        row_offs, nnz_offs = [], []
+        r, z = row_cur, nnz_cur
+        for k in range(n):
+            row_offs.append(r)
+            nnz_offs.append(z)
+            r += nls[k] + 1
+            z += cols[k]
+
+        def work(k):
+            return p.fill_piece(buf, cuts[k], cuts[k + 1], self.zero_based, self.comments,
+                                max_col, out["indptr"], out["indices"], out["data"], out["y"],
+                                out["qid"], out["cstart"], out["cend"], row_offs[k], nnz_offs[k])
+
+        pool = self.pool() if n > 1 else None
+        results = list(pool.map(work, range(n))) if pool is not None else [work(k) for k in range(n)]
+        for k, res in enumerate(results):
+            status, err = res[0], res[1]
+            if status == p.ERR_NEED_INT64:
+                raise _NeedInt64()
+            if status != p.OK:
+                self.raise_error(buf, status, err, line0)
+        # close the gaps between pieces (each was filled from its upper-bound offset)
+        rows_done, nnz_done = row_cur, nnz_cur
+        maxcol, has_qid = -1, False
+        for k, res in enumerate(results):
+            _, _, rows, nnz, biggest, hq = res
+            r0, z0 = row_offs[k], nnz_offs[k]
+            if r0 != rows_done:
+                out["y"][rows_done:rows_done + rows] = out["y"][r0:r0 + rows]
+                out["qid"][rows_done:rows_done + rows] = out["qid"][r0:r0 + rows]
+                if self.comments:
+                    out["cstart"][rows_done:rows_done + rows] = out["cstart"][r0:r0 + rows]
+                    out["cend"][rows_done:rows_done + rows] = out["cend"][r0:r0 + rows]
+            if r0 != rows_done or z0 != nnz_done:
+                out["indptr"][rows_done + 1:rows_done + rows + 1] = (
+                    out["indptr"][r0 + 1:r0 + rows + 1] - (z0 - nnz_done))
+            if z0 != nnz_done:
+                out["indices"][nnz_done:nnz_done + nnz] = out["indices"][z0:z0 + nnz]
+                out["data"][nnz_done:nnz_done + nnz] = out["data"][z0:z0 + nnz]
+            rows_done += rows
+            nnz_done += nnz
+            maxcol = max(maxcol, int(biggest))
+            has_qid = has_qid or bool(hq)
+        comments = None
+        if self.comments:
+            cs = out["cstart"][row_cur:rows_done]
+            ce = out["cend"][row_cur:rows_done]
+            comments = [bytes(buf[a:b]).decode("utf-8", "replace") if b > a else ""
+                        for a, b in zip(cs.tolist(), ce.tolist())]
+        return rows_done - row_cur, nnz_done - nnz_cur, maxcol, has_qid, comments
+
+    def raise_error(self, buf, status, err, line0):
+        p = self.p
+        line = line0 + int(p.count_newlines(buf, 0, err)) + 1
+        end = err
+        limit = min(len(buf), err + 40)
+        while end < limit and buf[end] not in (32, 9, 13, 10):
+            end += 1
+        token = bytes(buf[err:end]).decode("utf-8", "replace")
+        if end == limit and limit < len(buf) and buf[limit] not in (32, 9, 13, 10):
+            token += "..."
+        raise DataFormatError(self.name, line, p.MESSAGES[status].format(token=token))
+
+
+def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name):
+    if rows == 0:
+        raise DataFormatError(name, None, "empty input: no examples found")
+    indptr, indices, data = out["indptr"][:rows + 1], out["indices"][:nnz], out["data"][:nnz]
+    y, qid = out["y"][:rows], (out["qid"][:rows] if has_qid else None)
+    # give back over-allocated memory when the upper bounds were loose (comments with ':')
+    if len(out["indices"]) > 1.1 * nnz + 1024:
+        indices, data = indices.copy(), data.copy()
+    found = maxcol + 1
+    if n_features is None:
+        n_features = found
+    elif found > n_features:
+        raise DataFormatError(name, None,
+                              f"feature index {found if not parser.zero_based else maxcol} is "
+                              f"beyond n_features={n_features}")
+    return Problem(indptr, indices, data, y, int(n_features), qid=qid, comments=comments,
+                   source=name)
+
+
+def _progress_bar(enabled, total, name):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, desc=f"reading {os.path.basename(name)}",
+                file=sys.stderr, leave=False)
+
+
+def load_svmlight(source, *, zero_based=False, n_features=None, comments=False, threads=None,
+                  progress=False, block_bytes=BLOCK_BYTES):
+    """Read svmlight/libsvm text into a :class:`~svmtool.problem.Problem`.
+
+    ``source``: a path or ``-`` (stdin); gzip/bzip2/xz are recognised by their magic bytes.
+    ``zero_based``: feature indices start at 0 (else index 0 is an error).  ``n_features``: the
+    width to give the matrix (an index beyond it is an error).  ``comments``: keep the text after
+    ``#`` of each example.  ``threads``: parser threads (default: the cores, at most 8).
+    Raises :class:`~svmtool.errors.DataFormatError` naming the file, line and reason.
+    """
+    with _Input(source) as inp:
+        return _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes)
+
+
+def _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes):
+    parser = _Parser(inp.name, zero_based, comments, threads)
+    try:
+        if inp.buf is not None:
+            try:
+                return _load_buffer(parser, inp, n_features, progress, block_bytes)
+            except _NeedInt64:
+                parser.index_dtype = np.int64
+                return _load_buffer(parser, inp, n_features, progress, block_bytes)
+        return _load_stream(parser, inp, n_features, progress, block_bytes)
+    finally:
+        parser.close()
+
+
+def _load_buffer(parser, inp, n_features, progress, block_bytes):
+    """The whole input is in memory (mmap): plan every block, allocate once, fill in place."""
+    buf = inp.buf
+    size = len(buf)
+    nblocks = max(1, -(-size // block_bytes))
+    bounds = parser.p.find_line_starts(buf, 0, size, nblocks)
+    plans = [parser.plan(buf, bounds[b], bounds[b + 1]) for b in range(nblocks)]
+    rows_ub = sum(sum(pl[1]) + len(pl[1]) for pl in plans)
+    nnz_ub = sum(sum(pl[2]) for pl in plans)
+    out = parser.allocate(rows_ub, nnz_ub)
+    rows = nnz = 0
+    maxcol, has_qid, comments = -1, False, ([] if parser.comments else None)
+    bar = _progress_bar(progress, size, inp.name)
+    try:
+        for b, pl in enumerate(plans):
+            r, z, mc, hq, cm = parser.fill(buf, pl, out, rows, nnz, 0)
+            rows += r
+            nnz += z
+            maxcol = max(maxcol, mc)
+            has_qid = has_qid or hq
+            if comments is not None:
+                comments.extend(cm)
+            if bar is not None:
+                bar.update(int(bounds[b + 1] - bounds[b]))
+    finally:
+        if bar is not None:
+            bar.close()
+    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name)
+
+
+def _parse_block(parser, block, line0):
+    """Parse one block of whole lines into arrays of its own; returns a tuple for _finish."""
+    plan = parser.plan(block, 0, len(block))
+    out = parser.allocate(sum(plan[1]) + len(plan[1]), sum(plan[2]))
+    try:
+        r, z, mc, hq, cm = parser.fill(block, plan, out, 0, 0, line0)
+    except _NeedInt64:
+        parser.index_dtype = np.int64
+        out = parser.allocate(sum(plan[1]) + len(plan[1]), sum(plan[2]))
+        r, z, mc, hq, cm = parser.fill(block, plan, out, 0, 0, line0)
+    return out, r, z, mc, hq, cm
+
+
+def _load_stream(parser, inp, n_features, progress, block_bytes):
+    parts = []
+    maxcol, has_qid = -1, False
+    bar = _progress_bar(progress, None, inp.name)
+    try:
+        for block, line0 in inp.blocks(block_bytes):
+            out, r, z, mc, hq, cm = _parse_block(parser, block, line0)
+            parts.append((out, r, z, cm))
+            maxcol = max(maxcol, mc)
+            has_qid = has_qid or hq
+            if bar is not None:
+                bar.update(len(block))
+    finally:
+        if bar is not None:
+            bar.close()
+    rows = sum(p[1] for p in parts)
+    nnz = sum(p[2] for p in parts)
+    if len(parts) == 1:
+        out, r, z, cm = parts[0]
+        return _finish(parser, out, r, z, maxcol, has_qid, cm, n_features, inp.name)
+    # concatenate the blocks
+    out = {
+        "indptr": np.empty(rows + 1, dtype=np.int64),
+        "indices": np.empty(nnz, dtype=parser.index_dtype),
+        "data": np.empty(nnz, dtype=np.float64),
+        "y": np.empty(rows, dtype=np.float64),
+        "qid": np.empty(rows, dtype=np.int64),
+    }
+    out["indptr"][0] = 0
+    comments = [] if parser.comments else None
+    r0 = z0 = 0
+    for part, r, z, cm in parts:
+        out["indptr"][r0 + 1:r0 + r + 1] = part["indptr"][1:r + 1] + z0
+        out["indices"][z0:z0 + z] = part["indices"][:z]
+        out["data"][z0:z0 + z] = part["data"][:z]
+        out["y"][r0:r0 + r] = part["y"][:r]
+        out["qid"][r0:r0 + r] = part["qid"][:r]
+        if comments is not None:
+            comments.extend(cm)
+        r0 += r
+        z0 += z
+    parts.clear()
+    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name)
+
+
+def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
+                         threads=None):
+    """Yield one :class:`Problem` per block of about ``chunk_bytes`` of whole lines, in order.
+
+    Each chunk's ``n_features`` is the largest column seen in that chunk plus one.  Memory stays
+    at about one block's arrays, whatever the size of the input.  An input without any example
+    raises DataFormatError, as :func:`load_svmlight` does.
+    """
+    with _Input(source) as inp:
+        parser = _Parser(inp.name, zero_based, comments, threads)
+        try:
+            if inp.buf is not None:
+                buf = inp.buf
+                size = len(buf)
+                nblocks = max(1, -(-size // chunk_bytes))
+                bounds = parser.p.find_line_starts(buf, 0, size, nblocks)
+                line0 = 0
+                blocks = []
+                for b in range(nblocks):
+                    blocks.append((buf[bounds[b]:bounds[b + 1]], line0))
+                    if b + 1 < nblocks:
+                        line0 += int(parser.p.count_newlines(buf, bounds[b], bounds[b + 1]))
+                source_blocks = iter(blocks)
+            else:
+                source_blocks = inp.blocks(chunk_bytes)
+            total = 0
+            for block, line0 in source_blocks:
+                out, r, z, mc, hq, cm = _parse_block(parser, block, line0)
+                if r == 0:
+                    continue
+                total += r
+                yield Problem(out["indptr"][:r + 1], out["indices"][:z], out["data"][:z],
+                              out["y"][:r], mc + 1, qid=out["qid"][:r] if hq else None,
+                              comments=cm, source=inp.name)
+            if total == 0:
+                raise DataFormatError(inp.name, None, "empty input: no examples found")
+        finally:
+            parser.close()
+
+
+# --- text or cache, told apart by magic bytes ---------------------------------------------------
+
+def _cache_module():
+    try:
+        from svmtool.io import cache
+    except ImportError:     # pragma: no cover - the cache module is part of the package
+        return None
+    return cache
+
+
+def _is_cache(source):
+    cache = _cache_module()
+    if cache is None:
+        return False
+    if source == "-":
+        head = _peek(sys.stdin.buffer, len(cache.CACHE_MAGIC))
+    else:
+        try:
+            with open(source, "rb") as f:
+                head = f.read(len(cache.CACHE_MAGIC))
+        except IsADirectoryError:
+            raise InputError(f"{source}: is a directory")
+    return head == cache.CACHE_MAGIC
+
+
+def load_data(source, *, zero_based=False, n_features=None, comments=False, threads=None,
+              progress=False, mmap=True):
+    """Load a data set from svmlight text (any compression, or stdin) or a binary cache."""
+    if _is_cache(source):
+        prob = _cache_module().load_cache(source, mmap=mmap)
+        if n_features is not None:
+            if prob.n_features > n_features:
+                raise DataFormatError(_display_name(source), None,
+                                      f"the cache has {prob.n_features} features, beyond "
+                                      f"n_features={n_features}")
+            prob.n_features = int(n_features)
+        return prob
+    return load_svmlight(source, zero_based=zero_based, n_features=n_features,
+                         comments=comments, threads=threads, progress=progress)
+
+
+def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
+                     threads=None, chunk_rows=None):
+    """Yield Problems in file order from text (streamed in blocks) or a cache (row slices)."""
+    if _is_cache(source):
+        prob = _cache_module().load_cache(source, mmap=True)
+        step = chunk_rows or max(1, int(chunk_bytes // max(1, 12 * prob.nnz / max(1, prob.n_rows))))
+        for a in range(0, prob.n_rows, step):
+            b = min(prob.n_rows, a + step)
+            lo, hi = int(prob.indptr[a]), int(prob.indptr[b])
+            yield Problem(prob.indptr[a:b + 1] - lo, prob.indices[lo:hi], prob.data[lo:hi],
+                          prob.y[a:b], prob.n_features,
+                          qid=None if prob.qid is None else prob.qid[a:b], source=prob.source)
+        return
+    yield from iter_svmlight_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based,
+                                    comments=comments, threads=threads)

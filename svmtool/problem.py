@@ -1,0 +1,96 @@
+"""Problem: a data set as raw CSR arrays, the one type every reader returns and every solver takes.
+
+Arrays (the contract the jitted kernels rely on):
+
+* ``indptr``  int64, length ``n_rows + 1``;
+* ``indices`` int32 (int64 only when a feature index does not fit in int32), 0-based columns,
+  strictly increasing within a row;
+* ``data``    float64;
+* ``y``       float64 labels, length ``n_rows``;
+* ``qid``     int64 query ids or ``None``;
+* ``comments`` list of str (the text after ``#`` on each row) or ``None``.
+
+Column ``j`` is feature ``j + 1`` of a one-based svmlight file.  No scipy object is built unless
+:attr:`X` is asked for, so loading and training never pay scipy's import.
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+
+@dataclass
+class Problem:
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+    n_features: int
+    qid: Optional[np.ndarray] = None
+    comments: Optional[list] = None
+    source: str = field(default="<memory>", compare=False)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1] - self.indptr[0])
+
+    @property
+    def shape(self):
+        return (self.n_rows, self.n_features)
+
+    @property
+    def X(self):
+        """The data as a ``scipy.sparse.csr_matrix`` (imports scipy; shares the arrays)."""
+        import scipy.sparse as sp
+
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+    @classmethod
+    def from_matrix(cls, X, y, qid=None, n_features=None, source="<memory>"):
+        """Build from anything scipy.sparse or numpy can turn into CSR."""
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+        X.sort_indices()
+        X.sum_duplicates()
+        indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+        idx_dtype = np.int32 if X.shape[1] <= np.iinfo(np.int32).max else np.int64
+        indices = np.ascontiguousarray(X.indices, dtype=idx_dtype)
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+        if len(y) != X.shape[0]:
+            raise ValueError(f"{len(y)} labels for {X.shape[0]} rows")
+        if qid is not None:
+            qid = np.ascontiguousarray(qid, dtype=np.int64).reshape(-1)
+        nf = X.shape[1] if n_features is None else int(n_features)
+        return cls(indptr, indices, data, y, nf, qid=qid, source=source)
+
+    def take_rows(self, rows):
+        """A new Problem holding the given rows (in that order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts = self.indptr[rows]
+        ends = self.indptr[rows + 1]
+        lengths = ends - starts
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        if len(rows):
+            # positions of every kept nonzero, without a Python loop
+            offsets = np.repeat(starts - indptr[:-1], lengths)
+            pos = np.arange(indptr[-1], dtype=np.int64) + offsets
+        else:
+            pos = np.zeros(0, dtype=np.int64)
+        return Problem(
+            indptr,
+            self.indices[pos],
+            self.data[pos],
+            self.y[rows],
+            self.n_features,
+            qid=None if self.qid is None else self.qid[rows],
+            comments=None if self.comments is None else [self.comments[i] for i in rows],
+            source=self.source,
+        )

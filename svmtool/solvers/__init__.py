@@ -1,0 +1,88 @@
+"""Solver registry and the result every solver returns.
+
+A binary linear solver is a function
+
+    fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None)
+        -> SolverResult
+
+over raw CSR arrays (see :mod:`svmtool.problem`), with ``y`` in {-1.0, +1.0}.  The bias column, if
+any, is already part of the arrays (the API appends it).  ``params`` is a
+:class:`svmtool.params.TrainParams`.  ``callback(iteration, info_dict)`` is called by the Python
+driver once per outer iteration (progress bars, benchmark traces); it is never called from jitted
+code.
+
+The table below maps every name and LIBLINEAR number that ``-s`` accepts to a spec; the API picks
+the solver from this one table.  Modules are imported only when a solver is used.
+"""
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+
+@dataclass
+class SolverResult:
+    w: np.ndarray                 # float64 weights, length n_features (bias column included)
+    iterations: int               # outer iterations done
+    primal: float                 # primal objective at w, in LIBLINEAR's convention
+    gap: float                    # a gap or violation measure (see `gap_kind`)
+    gap_kind: str                 # e.g. "duality gap", "max PG violation", "relative gap"
+    converged: bool               # stopping rule met (False: iteration cap hit)
+    dual: Optional[float] = None  # dual objective where the solver has one
+    n_sv: Optional[int] = None    # support vectors (alpha > 0) where the solver has them
+    alpha: Optional[np.ndarray] = None
+    extra: dict = field(default_factory=dict)   # solver-specific counters and timings
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    name: str                     # svmtool's name, e.g. "dcd-l2"
+    liblinear_id: Optional[int]   # LIBLINEAR's -s number, when it has one
+    liblinear_type: str           # solver_type written in LIBLINEAR's model file
+    module: str                   # module holding `fit`
+    function: str                 # name of the fit function in that module
+    kwargs: tuple = ()            # fixed keyword arguments, e.g. (("loss", "l2"),)
+    default_eps: float = 0.1
+    description: str = ""
+
+    def load(self):
+        import functools
+        import importlib
+
+        fn = getattr(importlib.import_module(self.module), self.function)
+        return functools.partial(fn, **dict(self.kwargs)) if self.kwargs else fn
+
+
+REGISTRY = {}
+
+
+def register(spec: SolverSpec, *aliases):
+    REGISTRY[spec.name] = spec
+    if spec.liblinear_id is not None:
+        REGISTRY[str(spec.liblinear_id)] = spec
+    for a in aliases:
+        REGISTRY[a] = spec
+
+
+register(SolverSpec("dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit",
+                    (("loss", "l2"),), 0.1,
+                    "L2-regularised L2-loss SVM, dual coordinate descent (LIBLINEAR -s 1)"))
+register(SolverSpec("dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit",
+                    (("loss", "l1"),), 0.1,
+                    "L2-regularised L1-loss SVM, dual coordinate descent (LIBLINEAR -s 3)"))
+
+DEFAULT_SOLVER = "dcd-l2"
+
+
+def get_spec(name) -> SolverSpec:
+    from svmtool.errors import ParameterError
+
+    spec = REGISTRY.get(str(name).lower())
+    if spec is None:
+        names = sorted({s.name for s in REGISTRY.values()})
+        ids = sorted({str(s.liblinear_id) for s in REGISTRY.values() if s.liblinear_id is not None})
+        raise ParameterError(
+            f"unknown solver {name!r}: choose one of {', '.join(names)} "
+            f"(or LIBLINEAR's numbers {', '.join(ids)})")
+    return spec
