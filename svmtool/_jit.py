@@ -7,8 +7,29 @@ numba, so the CLI imports solver and parser modules lazily, inside the commands 
 """
 
 import numba
+import numba.np.linalg as _nla
 
 NUMBA_VERSION = numba.__version__
+
+
+def _skip_blas_probe():
+    """Keep numba from importing scipy.linalg at start-up.
+
+    When its CPU target first loads, numba imports numba.np.arraymath, which probes for BLAS by
+    importing scipy.linalg.cython_blas: 180-300 ms of every command's start-up, spent for nothing
+    since svmtool's kernels call no BLAS routine.  Importing arraymath here with the probe stubbed
+    out records "BLAS available"; numba's linalg still imports scipy (and checks it) when a kernel
+    really compiles a BLAS call.
+    """
+    real = _nla.ensure_blas
+    _nla.ensure_blas = lambda: None
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        _nla.ensure_blas = real
+
+
+_skip_blas_probe()
 
 
 def njit(*args, **kwargs):

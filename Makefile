@@ -1,0 +1,45 @@
+# Two commands do all the set-up on a fresh machine (see README.md):
+#   make test   creates .venv if missing, installs svmtool with its test extras, runs the tests
+#   make demo   creates .venv if missing, installs svmtool, runs the main job on the bundled data
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+OUT    := out
+
+.PHONY: test demo bench clean venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@ $(VENV)/.runtime
+
+venv: $(VENV)/.runtime
+
+test: $(VENV)/.test
+	$(BIN)/python -m pytest -q
+
+demo: $(VENV)/.runtime
+	@mkdir -p $(OUT)
+	@echo "== warm numba's cache (compiles once, then every later run starts fast)"
+	$(BIN)/svmtool -q convert data/a9a $(OUT)/a9a.cache
+	@echo "== convert: text -> binary cache"
+	$(BIN)/svmtool convert data/a9a $(OUT)/a9a.cache
+	@echo "== train on data/a9a (LIBLINEAR -s 1, C = 1), predict data/a9a.t"
+	$(BIN)/svmtool train -c 1 $(OUT)/a9a.cache $(OUT)/a9a.model
+	$(BIN)/svmtool predict data/a9a.t $(OUT)/a9a.model $(OUT)/a9a.t.predict
+	@echo "== the same with L1-loss dual CD (-s 3) and a bias column, from text"
+	$(BIN)/svmtool train -s 3 -c 1 -B 1 data/a9a $(OUT)/a9a-s3.model
+	$(BIN)/svmtool predict data/a9a.t $(OUT)/a9a-s3.model $(OUT)/a9a-s3.t.predict
+	@echo "== 5-fold cross validation on heart_scale"
+	$(BIN)/svmtool train -v 5 data/heart_scale
+	@echo "models and predictions are in $(OUT)/"
+
+clean:
+	rm -rf $(OUT) build *.egg-info
