@@ -25,7 +25,12 @@ def atomic_output(path, mode="w", encoding="ascii", newline="\n"):
         return
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".tmp-", dir=folder)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(2, "no such folder", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".tmp-", dir=folder)
+    except PermissionError as e:
+        raise PermissionError(e.errno, e.strerror, path) from None
     try:
         if binary:
             f = os.fdopen(fd, mode)

@@ -1,0 +1,163 @@
+"""``svmtool predict [options] TEST MODEL OUTPUT`` -- LIBLINEAR's predict, streaming.
+
+The test data is read block by block (memory about one block plus the per-row arrays the
+evaluation needs), scored against the model and written to OUTPUT atomically (``-``: stdout; TEST
+``-``: stdin).  The evaluation goes to stderr: LIBLINEAR's ``Accuracy = ...`` line, plus, for a
+two-class model, precision / recall / F1 of the first label and the ROC AUC of the decision
+values; for a regression model LIBLINEAR's mean squared error and squared correlation lines.
+"""
+
+import click
+
+from svmtool.cli.common import info, quiet_option, zero_based_option
+
+BLOCK_BYTES = 64 << 20
+
+
+def format_value(v) -> str:
+    """Shortest text that reads back as the same double; integral values without ``.0``."""
+    r = repr(v)
+    return r[:-2] if r.endswith(".0") else r
+
+
+@click.command("predict", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("test", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("model_file", metavar="MODEL", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True, writable=True))
+@click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0", show_default=True,
+              help="1: write class probabilities (logistic-regression models only), "
+                   "as LIBLINEAR's predict -b 1.")
+@click.option("--decision-values", is_flag=True,
+              help="Write the decision values (one column per weight column) instead of labels.")
+@quiet_option
+@zero_based_option
+@click.option("--chunk-bytes", type=click.IntRange(min=1), default=BLOCK_BYTES, hidden=True,
+              help="Bytes of test data scored per block.")
+@click.pass_context
+def command(ctx, test, model_file, output, probability, decision_values, quiet, zero_based,
+            chunk_bytes):
+    """Predict the rows of TEST with MODEL and write the results to OUTPUT.
+
+    TEST is svmlight/libsvm text (plain or compressed, - for stdin) or a binary cache; MODEL a
+    LIBLINEAR model file; OUTPUT gets one prediction per line (- for stdout).
+    """
+    from svmtool.errors import InputError, ParameterError
+    from svmtool.io.atomic import atomic_output
+    from svmtool.io.model_io import format_label, load_model
+
+    if test == "-" and model_file == "-":
+        raise InputError("TEST and MODEL cannot both be read from stdin ('-')")
+    with_proba = probability == "1"
+    if with_proba and decision_values:
+        raise ParameterError("-b 1 and --decision-values cannot be used together")
+
+    model = load_model(model_file)
+    if with_proba and not model.is_probabilistic():
+        raise ParameterError(f"-b 1 needs a logistic-regression model (L2R_LR, L1R_LR or "
+                             f"L2R_LR_DUAL); {model_file} is {model.solver_type}")
+
+    import numpy as np
+
+    from svmtool.io.svmlight import iter_data_chunks
+
+    regression = model.is_regression()
+    if not regression:
+        class_labels = model.class_labels
+        label_text = np.array([format_label(v) for v in class_labels], dtype=object)
+    tally = _Tally(model)
+
+    with atomic_output(output) as out:
+        if with_proba:
+            out.write("labels " + " ".join(label_text) + "\n")
+        for chunk in iter_data_chunks(test, chunk_bytes=chunk_bytes, zero_based=zero_based):
+            scores = model.decision_function(chunk)
+            if regression:
+                predicted = scores[:, 0]
+                index = None
+            else:
+                index = model.predict_index(scores)
+                predicted = class_labels[index]
+            tally.add(chunk.y, predicted, index, scores)
+            if len(scores) == 0:
+                continue
+            if decision_values:
+                lines = [" ".join(map(format_value, row)) for row in scores.tolist()]
+            elif with_proba:
+                proba = model.predict_proba(scores)
+                lines = [lab + " " + " ".join(map(format_value, row))
+                         for lab, row in zip(label_text[index], proba.tolist())]
+            elif regression:
+                lines = [format_value(v) for v in predicted.tolist()]
+            else:
+                lines = label_text[index].tolist()
+            out.write("\n".join(lines))
+            out.write("\n")
+
+    for line in tally.report():
+        info(ctx, line, quiet)
+
+
+class _Tally:
+    """What the evaluation needs, gathered chunk by chunk."""
+
+    def __init__(self, model):
+        self.model = model
+        self.total = 0
+        self.correct = 0
+        self.y = []
+        self.index = []
+        self.score = []
+        if model.is_regression():
+            from svmtool.metrics import RegressionSums
+
+            self.sums = RegressionSums()
+
+    def add(self, y, predicted, index, scores):
+        import numpy as np
+
+        self.total += len(y)
+        if self.model.is_regression():
+            self.sums.add(y, predicted)
+            return
+        self.correct += int(np.count_nonzero(y == predicted))
+        if len(self.model.class_labels) == 2:
+            self.y.append(np.array(y, dtype=np.float64))
+            self.index.append(index)
+            self.score.append(np.array(self.model.binary_score(scores), dtype=np.float64))
+
+    def report(self):
+        if self.model.is_regression():
+            return ["Mean squared error = %g (regression)" % self.sums.mse(),
+                    "Squared correlation coefficient = %g (regression)"
+                    % self.sums.squared_correlation()]
+        if self.total == 0:
+            return ["Accuracy = n/a (no test rows)"]
+        lines = ["Accuracy = %g%% (%d/%d)" % (self.correct / self.total * 100, self.correct,
+                                              self.total)]
+        if self.y:
+            lines += self._binary_lines()
+        return lines
+
+    def _binary_lines(self):
+        import numpy as np
+
+        from svmtool.io.model_io import format_label
+        from svmtool.metrics import precision_recall_f1, roc_auc
+
+        labels = self.model.class_labels
+        positive = labels[0]
+        y = np.concatenate(self.y)
+        predicted = labels[np.concatenate(self.index)]
+        score = np.concatenate(self.score)
+        p, r, f1, tp, fp, fn = precision_recall_f1(y, predicted, positive)
+        name = format_label(positive)
+        lines = ["Precision = %g%% (%d/%d), Recall = %g%% (%d/%d), F1 = %g (label %s)"
+                 % (100 * p, tp, tp + fp, 100 * r, tp, tp + fn, f1, name)]
+        is_pos = y == positive
+        if is_pos.all() or not is_pos.any():
+            lines.append(f"ROC AUC = n/a (every test label is {'' if is_pos.any() else 'not '}"
+                         f"{name})")
+        else:
+            lines.append("ROC AUC = %g (label %s ranked by decision value)"
+                         % (roc_auc(is_pos, score), name))
+        return lines
