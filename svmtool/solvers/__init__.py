@@ -45,6 +45,10 @@ class SolverSpec:
     kwargs: tuple = ()            # fixed keyword arguments, e.g. (("loss", "l2"),)
     default_eps: float = 0.1
     description: str = ""
+    kind: str = "binary"          # "binary": the API runs it per class (one-vs-rest);
+                                  # "multiclass": it takes all classes at once (fit gets y with
+                                  # class indices 0..K-1 and weighted_c per class);
+                                  # "ranking": it takes the raw labels (and qid) as ranks
 
     def load(self):
         import functools
