@@ -1,0 +1,349 @@
+"""svmtool's binary cache: a data set as raw little-endian arrays, loaded by memory-mapping.
+
+Parsing text costs seconds per hundred megabytes; mapping the arrays of a cache costs
+milliseconds, so a data set used more than once (parameter search, cron jobs) is converted once
+with ``svmtool convert data.txt data.cache`` and read from the cache afterwards.  Every command
+reads data through :func:`svmtool.io.svmlight.load_data`, which recognises a cache by its first
+eight bytes (:data:`CACHE_MAGIC`), so a cache can stand wherever a data file is expected.
+
+Layout (format version 1, all integers little-endian)::
+
+    offset  size  field
+         0     8  CACHE_MAGIC  b"\\x93SVMTC\\r\\n" (not text, not gzip/bz2/xz/npy; the CR LF
+                                catches a file mangled by newline translation)
+         8     4  version      uint32, 1
+        12     4  header_size  uint32, bytes before the first array (a multiple of 64)
+        16     4  flags        uint32, bit 0: qid present, bit 1: comments present,
+                                bit 2: data_crc is set
+        20     4  index_size   uint32, 4 (int32 indices) or 8 (int64 indices)
+        24     8  n_rows       int64
+        32     8  n_features   int64
+        40     8  nnz          int64
+        48    96  arrays       6 x (offset int64, nbytes int64): indptr, indices, data, y, qid,
+                                comments (an absent array has offset 0 and nbytes 0)
+       144     8  total_size   int64, the exact size of the file
+       152     4  data_crc     uint32, zlib.crc32 over the bytes of all arrays in order
+       156     4  header_crc   uint32, zlib.crc32 of bytes 0..155
+       160        zero padding to header_size
+
+    then each array at an offset that is a multiple of 64 (zero padding between arrays):
+      indptr  int64  n_rows + 1, starting at 0
+      indices int32 or int64, nnz (0-based columns)
+      data    float64, nnz
+      y       float64, n_rows
+      qid     int64, n_rows                     (optional)
+      comments UTF-8 text, the n_rows comments joined by "\\n"   (optional)
+
+Loading checks the magic, the version, the header checksum and the file's length, which catches
+truncated, foreign and newer files at no cost proportional to the data.  ``verify=True`` also
+checks the arrays' checksum and the CSR invariants (one pass over the data).
+"""
+
+import mmap as _mmap
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+from svmtool.errors import CacheFormatError
+from svmtool.io.atomic import atomic_output
+from svmtool.problem import Problem
+
+CACHE_MAGIC = b"\x93SVMTC\r\n"
+CACHE_VERSION = 1
+ALIGN = 64
+
+FLAG_QID = 1
+FLAG_COMMENTS = 2
+FLAG_DATA_CRC = 4
+_KNOWN_FLAGS = FLAG_QID | FLAG_COMMENTS | FLAG_DATA_CRC
+
+# magic, version, header_size, flags, index_size, n_rows, n_features, nnz,
+# 6 x (offset, nbytes), total_size, data_crc
+_HEAD = struct.Struct("<8sIIII3q12qqI")
+_CRC = struct.Struct("<I")
+_HEADER_SIZE = 192                       # _HEAD.size + 4 rounded up to a multiple of ALIGN
+assert _HEAD.size + _CRC.size <= _HEADER_SIZE and _HEADER_SIZE % ALIGN == 0
+
+_NAMES = ("indptr", "indices", "data", "y", "qid", "comments")
+
+
+def is_cache(first_bytes) -> bool:
+    """True when ``first_bytes`` (at least the first 8 bytes of a file) start a cache."""
+    return bytes(first_bytes[: len(CACHE_MAGIC)]) == CACHE_MAGIC
+
+
+def _align(n):
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _arrays_of(problem):
+    """The arrays to store, normalised to little-endian contiguous arrays of the cache's types."""
+    indptr = np.asarray(problem.indptr)
+    start, stop = int(indptr[0]), int(indptr[-1])
+    indptr = np.ascontiguousarray(indptr - start if start else indptr, dtype="<i8")
+    indices = np.asarray(problem.indices)[start:stop]
+    # keep the index width the Problem has (int32, or int64 for very wide data)
+    indices = np.ascontiguousarray(indices, dtype="<i4" if indices.dtype.itemsize <= 4 else "<i8")
+    data = np.ascontiguousarray(np.asarray(problem.data)[start:stop], dtype="<f8")
+    y = np.ascontiguousarray(problem.y, dtype="<f8")
+    n_rows = len(indptr) - 1
+    if len(y) != n_rows:
+        raise ValueError(f"{len(y)} labels for {n_rows} rows")
+    if len(indices) != len(data):
+        raise ValueError(f"{len(indices)} indices but {len(data)} values")
+    qid = None
+    if problem.qid is not None:
+        qid = np.ascontiguousarray(problem.qid, dtype="<i8")
+        if len(qid) != n_rows:
+            raise ValueError(f"{len(qid)} query ids for {n_rows} rows")
+    comments = None
+    if problem.comments is not None:
+        if len(problem.comments) != n_rows:
+            raise ValueError(f"{len(problem.comments)} comments for {n_rows} rows")
+        texts = ["" if c is None else str(c) for c in problem.comments]
+        if any("\n" in t for t in texts):
+            raise ValueError("a comment contains a newline")
+        comments = np.frombuffer("\n".join(texts).encode("utf-8"), dtype=np.uint8)
+    return [indptr, indices, data, y, qid, comments]
+
+
+def save_cache(problem, path, *, checksum=True):
+    """Write ``problem`` to ``path`` as a cache (atomically; ``"-"`` writes to stdout).
+
+    ``checksum=True`` stores a CRC-32 of the arrays, checked by ``load_cache(verify=True)``.
+    """
+    arrays = _arrays_of(problem)
+    n_rows = len(arrays[0]) - 1
+    nnz = len(arrays[2])
+    table = []
+    pos = _HEADER_SIZE
+    crc = 0
+    for a in arrays:
+        if a is None:
+            table += [0, 0]
+            continue
+        table += [pos, a.nbytes]
+        if checksum:
+            crc = zlib.crc32(memoryview(a).cast("B"), crc)
+        pos = _align(pos + a.nbytes)
+    # the file ends right after the last array (no padding after it)
+    last = max((table[2 * i] + table[2 * i + 1] for i in range(len(arrays))
+                if arrays[i] is not None), default=_HEADER_SIZE)
+    total = max(last, _HEADER_SIZE)
+    flags = ((FLAG_QID if arrays[4] is not None else 0)
+             | (FLAG_COMMENTS if arrays[5] is not None else 0)
+             | (FLAG_DATA_CRC if checksum else 0))
+    head = _HEAD.pack(CACHE_MAGIC, CACHE_VERSION, _HEADER_SIZE, flags, arrays[1].itemsize,
+                      n_rows, int(problem.n_features), nnz, *table, total, crc)
+    head += _CRC.pack(zlib.crc32(head))
+    with atomic_output(path, "wb") as f:
+        f.write(head)
+        written = len(head)
+        for a, off in zip(arrays, table[0::2]):
+            if a is None:
+                continue
+            if off > written:
+                f.write(b"\0" * (off - written))
+                written = off
+            if a.nbytes:
+                f.write(memoryview(a).cast("B"))
+            written += a.nbytes
+        if written < total:                       # only for a cache without any array bytes
+            f.write(b"\0" * (total - written))
+
+
+class _Header:
+    pass
+
+
+def _parse_header(buf, size, name):
+    """Check and decode the header from the first bytes ``buf`` of a ``size``-byte file."""
+    if len(buf) < len(CACHE_MAGIC) or not is_cache(buf):
+        raise CacheFormatError(name, "not an svmtool cache (wrong magic bytes)")
+    if len(buf) < 12:
+        raise CacheFormatError(name, f"truncated cache: {size} bytes, too short for a header")
+    version = struct.unpack_from("<I", buf, 8)[0]
+    if version > CACHE_VERSION:
+        raise CacheFormatError(
+            name, f"cache format version {version} is newer than this svmtool (reads "
+                  f"{CACHE_VERSION}); convert the data again or upgrade svmtool")
+    if version < 1:
+        raise CacheFormatError(name, f"unknown cache format version {version}")
+    if len(buf) < _HEAD.size + _CRC.size:
+        raise CacheFormatError(
+            name, f"truncated cache: expected at least {_HEADER_SIZE} bytes, found {size}")
+    stored_crc = _CRC.unpack_from(buf, _HEAD.size)[0]
+    if zlib.crc32(bytes(buf[: _HEAD.size])) != stored_crc:
+        raise CacheFormatError(name, "corrupt cache: header checksum does not match")
+    fields = _HEAD.unpack_from(buf, 0)
+    h = _Header()
+    (_, h.version, h.header_size, h.flags, h.index_size, h.n_rows, h.n_features,
+     h.nnz) = fields[:8]
+    table = fields[8:20]
+    h.total_size, h.data_crc = fields[20], fields[21]
+    h.table = [(table[2 * i], table[2 * i + 1]) for i in range(6)]
+    if h.header_size < _HEAD.size + _CRC.size or h.header_size % ALIGN:
+        raise CacheFormatError(name, f"corrupt cache: header size {h.header_size}")
+    if h.flags & ~_KNOWN_FLAGS:
+        raise CacheFormatError(name, f"corrupt cache: unknown flags {h.flags:#x}")
+    if h.index_size not in (4, 8):
+        raise CacheFormatError(name, f"corrupt cache: index size {h.index_size}")
+    if h.n_rows < 0 or h.nnz < 0 or h.n_features < 0:
+        raise CacheFormatError(name, "corrupt cache: negative size in header")
+    expected = [(h.n_rows + 1) * 8, h.nnz * h.index_size, h.nnz * 8, h.n_rows * 8,
+                h.n_rows * 8 if h.flags & FLAG_QID else 0, None]
+    for i, (off, nbytes) in enumerate(h.table):
+        if not _present(h, i):
+            if off or nbytes:
+                raise CacheFormatError(name, f"corrupt cache: stray {_NAMES[i]} array")
+            continue
+        if expected[i] is not None and nbytes != expected[i]:
+            raise CacheFormatError(
+                name, f"corrupt cache: {_NAMES[i]} has {nbytes} bytes, expected {expected[i]}")
+        if off % ALIGN or off < h.header_size or off + nbytes > h.total_size:
+            raise CacheFormatError(name, f"corrupt cache: bad offset of {_NAMES[i]}")
+    if size < h.total_size:
+        raise CacheFormatError(
+            name, f"truncated cache: expected {h.total_size} bytes, found {size}")
+    if size > h.total_size:
+        raise CacheFormatError(
+            name, f"corrupt cache: {size} bytes, but the header says {h.total_size}")
+    return h
+
+
+def _present(h, i):
+    return i < 4 or (i == 4 and bool(h.flags & FLAG_QID)) or (
+        i == 5 and bool(h.flags & FLAG_COMMENTS))
+
+
+def _kinds(h):
+    return ["<i8", "<i4" if h.index_size == 4 else "<i8", "<f8", "<f8", "<i8", "u1"]
+
+
+def _views(h, buf):
+    """numpy views of the arrays inside ``buf`` (a mmap, bytearray or bytes)."""
+    out = []
+    for i, ((off, nbytes), kind) in enumerate(zip(h.table, _kinds(h))):
+        if not _present(h, i):
+            out.append(None)
+            continue
+        dt = np.dtype(kind)
+        out.append(np.frombuffer(buf, dtype=dt, count=nbytes // dt.itemsize, offset=off))
+    return out
+
+
+def _build(h, arrays, name, verify):
+    indptr, indices, data, y, qid, comments = arrays
+    if verify:
+        crc = 0
+        for a in arrays:
+            if a is not None:
+                crc = zlib.crc32(memoryview(np.ascontiguousarray(a)).cast("B"), crc)
+        if h.flags & FLAG_DATA_CRC and crc != h.data_crc:
+            raise CacheFormatError(name, "corrupt cache: array checksum does not match")
+        _check_csr(h, indptr, indices, name)
+    elif (int(indptr[0]) != 0 or int(indptr[-1]) != h.nnz):
+        raise CacheFormatError(name, "corrupt cache: row pointers do not match the header")
+    text = None
+    if comments is not None:
+        try:
+            text = bytes(comments).decode("utf-8").split("\n") if h.n_rows else []
+        except UnicodeDecodeError:
+            raise CacheFormatError(name, "corrupt cache: comments are not UTF-8") from None
+        if len(text) != h.n_rows:
+            raise CacheFormatError(name, "corrupt cache: wrong number of comments")
+    if indices.dtype.byteorder not in "=|":          # a big-endian machine: native copies
+        indptr, indices, data, y = (a.astype(a.dtype.newbyteorder("=")) for a in
+                                    (indptr, indices, data, y))
+        if qid is not None:
+            qid = qid.astype(qid.dtype.newbyteorder("="))
+    return Problem(indptr, indices, data, y, int(h.n_features), qid=qid, comments=text,
+                   source=name)
+
+
+def _check_csr(h, indptr, indices, name):
+    if int(indptr[0]) != 0 or int(indptr[-1]) != h.nnz:
+        raise CacheFormatError(name, "corrupt cache: row pointers do not match the header")
+    if h.n_rows and np.any(np.diff(indptr) < 0):
+        raise CacheFormatError(name, "corrupt cache: row pointers decrease")
+    if h.nnz:
+        if int(indices.min()) < 0 or int(indices.max()) >= h.n_features:
+            raise CacheFormatError(name, "corrupt cache: a column index is out of range")
+        # strictly increasing within each row: a drop is allowed only where a row starts
+        bad = np.flatnonzero(np.diff(indices.astype(np.int64)) <= 0) + 1
+        if len(bad):
+            starts = np.zeros(h.nnz + 1, dtype=bool)
+            starts[indptr] = True
+            if not np.all(starts[bad]):
+                raise CacheFormatError(name, "corrupt cache: column indices not increasing")
+
+
+def load_cache(source, mmap=True, *, verify=False, prefix=b""):
+    """Load a cache written by :func:`save_cache` and return a :class:`Problem`.
+
+    ``source`` is a path, ``"-"`` (stdin, read fully), a binary file object, or a bytes-like
+    object holding the whole file.  ``prefix`` is what the caller has already read from a
+    stream to recognise the cache (at most its first bytes); it is put back in front.
+
+    ``mmap=True`` maps a file copy-on-write: nothing is read until used, and the arrays are
+    ordinary writable numpy arrays (numba compiles one variant for them, not a second one for
+    read-only arrays) whose changes stay in this process and never reach the file.
+    ``mmap="r"`` maps it read-only; ``mmap=False`` reads the arrays into memory.
+    ``verify=True`` checks the arrays' checksum and CSR structure (one pass over the data).
+    """
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        buf = memoryview(source).cast("B")
+        h = _parse_header(buf[:_HEADER_SIZE], len(buf), "<memory>")
+        return _build(h, _views(h, buf), "<memory>", verify)
+    if source == "-" or hasattr(source, "read"):
+        name = "<stdin>" if source == "-" else getattr(source, "name", "<stream>")
+        stream = sys.stdin.buffer if source == "-" else source
+        buf = bytearray(prefix)
+        while True:
+            chunk = stream.read(1 << 24)
+            if not chunk:
+                break
+            buf += chunk
+        h = _parse_header(memoryview(buf)[:_HEADER_SIZE], len(buf), name)
+        return _build(h, _views(h, buf), name, verify)
+    name = os.fspath(source)
+    with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(_HEADER_SIZE)
+        h = _parse_header(head, size, name)
+        if mmap:
+            if mmap == "r":
+                mm = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+            else:
+                mm = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_COPY)
+            arrays = _views(h, mm)
+        else:
+            arrays = []
+            for i, ((off, nbytes), kind) in enumerate(zip(h.table, _kinds(h))):
+                if not _present(h, i):
+                    arrays.append(None)
+                    continue
+                a = np.empty(nbytes // np.dtype(kind).itemsize, dtype=kind)
+                f.seek(off)
+                view = memoryview(a).cast("B")
+                got = 0
+                while got < nbytes:
+                    n = f.readinto(view[got:])
+                    if not n:
+                        raise CacheFormatError(name, "truncated cache: file shrank while read")
+                    got += n
+                arrays.append(a)
+    return _build(h, arrays, name, verify)
+
+
+def cache_info(path):
+    """The header of a cache as a dict (rows, features, nnz, version, size), without the data."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        h = _parse_header(f.read(_HEADER_SIZE), size, os.fspath(path))
+    return {"version": h.version, "n_rows": h.n_rows, "n_features": h.n_features, "nnz": h.nnz,
+            "qid": bool(h.flags & FLAG_QID), "comments": bool(h.flags & FLAG_COMMENTS),
+            "index_bytes": h.index_size, "bytes": h.total_size}
