@@ -69,7 +69,7 @@ BAD = {
     "no_label.svm": (2, "line has no label"),
     "bad_value.svm": (2, "feature value in '2:1x' is not a number"),
     "bad_label.svm": (2, "label '1,5' is not a number"),
-    "bad_qid.svm": (2, "qid in 'qid:x' is not an integer"),
+    "bad_qid.svm": (2, "qid in 'qid:x' is not a 64-bit integer"),
 }
 
 

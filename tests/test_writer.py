@@ -87,8 +87,8 @@ def problems(draw, min_rows=1, max_rows=8, max_features=12, with_qid=None, with_
         indptr.append(len(indices))
     y = [draw(VALUES) for _ in range(n_rows)]
     has_qid = draw(st.booleans()) if with_qid is None else with_qid
-    # (our reader takes qids of up to 18 digits)
-    qid = np.array([draw(st.integers(0, 10**18 - 1)) for _ in range(n_rows)], dtype=np.int64) \
+    # qids span the whole int64 range
+    qid = np.array([draw(st.integers(-2**63 + 1, 2**63 - 1)) for _ in range(n_rows)], dtype=np.int64) \
         if has_qid else None
     comments = None
     if with_comments:

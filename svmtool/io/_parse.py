@@ -54,7 +54,7 @@ MESSAGES = {
     ERR_DUPLICATE: "duplicate feature index at {token!r}",
     ERR_BAD_VALUE: "feature value in {token!r} is not a number",
     ERR_VALUE_NOT_FINITE: "feature value in {token!r} is not finite (NaN or Inf)",
-    ERR_BAD_QID: "qid in {token!r} is not an integer",
+    ERR_BAD_QID: "qid in {token!r} is not a 64-bit integer",
     ERR_TOO_LONG: "number in {token!r} is too long",
 }
 
@@ -64,6 +64,7 @@ _MAX_TOKEN = 800          # longest number handed to strtod (bytes)
 _TWO53 = 1 << 53
 
 INT32_LIMIT = np.int64(2**31 - 1)
+_INT64_MAX = np.int64(2**63 - 1)
 INT64_LIMIT = np.int64(2**62)
 
 
@@ -311,12 +312,16 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
                     i += 1
                 qv = np.int64(0)
                 nd = 0
+                overflow = False
                 while i < end and 48 <= buf[i] <= 57:
-                    if nd < 18:
-                        qv = qv * 10 + (buf[i] - 48)
+                    d = np.int64(buf[i] - 48)
+                    if qv > (_INT64_MAX - d) // 10:
+                        overflow = True
+                    else:
+                        qv = qv * 10 + d
                     nd += 1
                     i += 1
-                if nd == 0 or nd > 18 or (i < end and not _is_delim(buf[i])):
+                if nd == 0 or overflow or (i < end and not _is_delim(buf[i])):
                     return ERR_BAD_QID, tok, r - row0, k - nnz0, biggest, has_qid
                 qid[r] = -qv if qneg else qv
                 has_qid = True

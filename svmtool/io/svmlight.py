@@ -133,6 +133,9 @@ class _Input:
             yield np.frombuffer(leftover, dtype=np.uint8), line0
 
 
+open_input = _Input    # public name: other readers (CSV) share the source handling
+
+
 def _parse():
     # the jitted module, imported on first use only (it imports numba)
     from svmtool.io import _parse as p
@@ -485,6 +488,8 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
     """Load a data set from svmlight text (any compression, or stdin) or a binary cache."""
     if _is_cache(source):
         prob = _cache_module().load_cache(source, mmap=mmap)
+        if not comments:
+            prob.comments = None
         if n_features is not None:
             if prob.n_features > n_features:
                 raise DataFormatError(_display_name(source), None,
