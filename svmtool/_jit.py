@@ -53,3 +53,35 @@ prange = numba.prange
 # integer arguments: the address of a NUL-terminated byte buffer and NULL for the end pointer.
 c_strtod = numba.types.ExternalFunction(
     "strtod", numba.types.float64(numba.types.uintp, numba.types.uintp))
+
+
+# A software prefetch callable from jitted code: ``prefetch(arr, i)`` asks the CPU to start
+# loading ``arr[i]`` into cache.  It never faults and returns nothing.  Dual coordinate descent
+# visits rows in random order, so most of its time is cache misses; prefetching the rows that
+# come next in the permutation roughly halves it.
+if numba.config.DISABLE_JIT:
+    def prefetch(arr, i):
+        """No-op when the JIT is disabled."""
+else:
+    from numba.core import cgutils as _cgutils
+    from numba.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def prefetch(typingctx, arr, i):
+        if not isinstance(arr, numba.types.Array) or not isinstance(i, numba.types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            from llvmlite import ir
+
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            ptr = _cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]],
+                                            wraparound=False, boundscheck=False)
+            i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+            fn = _cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+            # read access, high temporal locality, data cache
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return numba.types.void(arr, i), codegen

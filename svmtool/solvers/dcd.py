@@ -1,0 +1,560 @@
+"""Dual coordinate descent for L2-regularised L1- and L2-loss linear SVMs (LIBLINEAR -s 3, -s 1).
+
+The maths
+---------
+Primal, with per-example costs ``C_i`` (``C_pos`` for ``y_i = +1``, ``C_neg`` for ``y_i = -1``)::
+
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)        L1 loss (hinge),         -s 3
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2      L2 loss (squared hinge), -s 1
+
+Dual (Hsieh, Chang, Lin, Keerthi, Sundararajan, "A dual coordinate descent method for large-scale
+linear SVM", ICML 2008)::
+
+    min_alpha  f(alpha) = 1/2 alpha' (Q + D) alpha - e'alpha,    0 <= alpha_i <= U_i,
+    Q_ij = y_i y_j x_i'x_j,
+    L1 loss: U_i = C_i, D_ii = 0;      L2 loss: U_i = inf, D_ii = 1 / (2 C_i),
+
+with ``w = sum_i y_i alpha_i x_i`` kept up to date, so that the partial derivative
+``G_i = y_i w'x_i - 1 + D_ii alpha_i`` costs one sparse dot product and the one-variable minimiser
+``alpha_i <- min(max(alpha_i - G_i / QD_ii, 0), U_i)`` with ``QD_ii = x_i'x_i + D_ii`` one sparse
+axpy.  Each outer iteration visits the active rows in a fresh random order.
+
+Shrinking and stopping follow LIBLINEAR (``solve_l2r_l1l2_svc`` in linear.cpp, 2.4x-2.50):
+
+* the projected gradient ``PG_i`` is ``G_i`` for a free ``alpha_i``, ``min(G_i, 0)`` at 0 and
+  ``max(G_i, 0)`` at ``U_i``;
+* a row at the lower bound with ``G_i > PGmax_old`` (or at the upper bound with
+  ``G_i < PGmin_old``) leaves the active set, where ``PGmax_old``/``PGmin_old`` are the extremes of
+  ``PG`` over the previous outer iteration (reset to +-inf when they have the wrong sign);
+* ``-e`` (``eps``, default 0.1) bounds the projected-gradient violation: the pass stops when
+  ``PGmax - PGmin <= eps`` and also ``|PGmax| <= eps`` and ``|PGmin| <= eps`` (the two extra
+  conditions are in recent LIBLINEAR; without them a pass whose projected gradients all have
+  nearly the same nonzero value would stop early).  If rows were shrunk, the active set is
+  restored and the iterations go on until the condition holds over all rows;
+* at most ``max_iter`` outer iterations (LIBLINEAR's ``dual_solver_max_iter`` = 300).  When the cap
+  is hit the result has ``converged=False`` and ``extra["warning"]`` holds the message for the
+  caller to print (this module never prints nor calls ``warnings.warn``).  For -s 1 LIBLINEAR then
+  switches to its primal Newton solver (-s 2) with ``eps * 0.1``; ``extra["liblinear_fallback"]``
+  names that solver so that the API layer can do the same.
+
+Random order: by default a Fisher-Yates shuffle driven by splitmix64 (seeded from ``params.seed``)
+with Lemire's multiply-shift bounded draw.  With ``params.liblinear_rng=True`` the permutation is
+drawn exactly as LIBLINEAR draws it, ``j = i + rand() % (active_size - i)``, with an emulation of
+glibc's ``rand()`` (the TYPE_3 additive feedback generator, ``r_k = r_{k-3} + r_{k-31}``, output
+``r_k >> 1``) seeded as ``srand(params.seed)``.  LIBLINEAR never calls ``srand``; glibc then
+behaves as after ``srand(1)``, and 1 is the default seed, so on data ordered as LIBLINEAR orders it
+(the API groups the classes) the weight vector is bit-identical to LIBLINEAR's in a fresh process.
+
+Warm start: ``params.extra["init_alpha"]`` (length ``n_rows``) starts from that dual point
+(clipped to ``[0, U_i]``), ``w`` being recomputed from it.  ``init_w`` is ignored, as LIBLINEAR's
+dual solvers ignore ``init_sol``: a primal point does not determine a dual one.
+
+Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha``, ``primal`` (the objective
+above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints ``f(alpha)``
+as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i > 0``)
+and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration), ``warning``
+(or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped by the
+cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
+``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
+``max_iter``.  ``params.extra["w_recalc"] = True`` recomputes ``w`` from ``alpha`` at the end,
+as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
+to LIBLINEAR both ways).
+
+The hot loop is one jitted function over raw arrays (``_dcd_iterations``) that runs outer
+iterations until a work budget is spent, so that the Python driver can call ``callback`` between
+calls at a negligible cost (a call costs about 3 us; one call per outer iteration measured +2 to
++5% on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored entries is within noise);
+per-iteration numbers come back in a history buffer and the callback is still called once per
+outer iteration.  Index arrays are unsigned (uint64 ``indptr``, uint32 ``indices`` and
+permutation): numba then emits no negative-index wrap-around code.  The rows visited next are
+prefetched (see ``_pf`` below), the one change that makes the loop faster than LIBLINEAR's C: a
+visit is dominated by cache misses on a row chosen at random.  Floating-point operations are
+those of LIBLINEAR, in its order (sums left to right over a row, no fused multiply-add), which is
+what makes the weights bit-identical.
+"""
+
+import time
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
+from svmtool.solvers import SolverResult
+
+try:    # a real prefetch instruction (llvm.prefetch), if _jit provides one
+    from svmtool._jit import prefetch as _jit_prefetch
+except ImportError:
+    _jit_prefetch = None
+
+DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
+LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
+# Work (stored entries visited) per call of the jitted loop when a callback is given: a call
+# costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
+CALLBACK_WORK_BUDGET = 1 << 21
+_HIST_ROWS = 1024          # outer iterations recorded per call at most
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+_MASK32 = np.uint64(0xFFFFFFFF)
+_TWO32 = np.uint64(1 << 32)
+_SHIFT32 = np.uint64(32)
+_GLIBC_DEG = np.uint64(31)
+_GLIBC_F = 31              # slots of the rng array holding glibc's front and rear positions
+_GLIBC_R = 32
+_SM_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_SM_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_SM_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+# --------------------------------------------------------------------------------------------
+# random numbers
+# --------------------------------------------------------------------------------------------
+
+def glibc_rand_state(seed=1):
+    """The state of glibc's ``rand()`` right after ``srand(seed)``, as a uint64 array of 33 slots.
+
+    Slots 0..30 hold the 31 words of the TYPE_3 table (32-bit values), slot 31 the front and
+    slot 32 the rear position.  glibc seeds ``r_0 = seed`` (0 is taken as 1),
+    ``r_i = 16807 r_{i-1} mod (2^31 - 1)`` (Schrage's method on a signed 32-bit word), puts the
+    front 3 words ahead of the rear one, and discards 310 outputs.
+    """
+    seed = int(seed) & 0xFFFFFFFF
+    if seed == 0:
+        seed = 1
+    word = seed - (1 << 32) if seed >= (1 << 31) else seed   # int32_t word = seed
+    table = [0] * 31
+    table[0] = word & 0xFFFFFFFF
+    for i in range(1, 31):
+        hi = abs(word) // 127773
+        if word < 0:
+            hi = -hi                                          # C division truncates toward 0
+        lo = word - hi * 127773
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        table[i] = word & 0xFFFFFFFF
+    front, rear = 3, 0
+    for _ in range(310):
+        table[front] = (table[front] + table[rear]) & 0xFFFFFFFF
+        front = (front + 1) % 31
+        rear = (rear + 1) % 31
+    state = np.zeros(33, dtype=np.uint64)
+    state[:31] = table
+    state[_GLIBC_F] = front
+    state[_GLIBC_R] = rear
+    return state
+
+
+@njit
+def _glibc_rand(rng):
+    """One glibc ``rand()`` value (0 <= v < 2^31) from the emulated state; advances it."""
+    f = rng[_GLIBC_F]
+    r = rng[_GLIBC_R]
+    v = (rng[f] + rng[r]) & _MASK32
+    rng[f] = v
+    f += _ONE
+    r += _ONE
+    if f >= _GLIBC_DEG:
+        f = _ZERO
+    if r >= _GLIBC_DEG:
+        r = _ZERO
+    rng[_GLIBC_F] = f
+    rng[_GLIBC_R] = r
+    return v >> _ONE
+
+
+@njit
+def glibc_rand_fill(rng, out):
+    """Fill ``out`` (uint64) with successive emulated ``rand()`` values (for tests)."""
+    for k in range(out.shape[0]):
+        out[k] = _glibc_rand(rng)
+
+
+def splitmix_state(seed):
+    """State of the default generator: one uint64 word derived from the seed."""
+    state = np.zeros(33, dtype=np.uint64)
+    state[0] = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & (2**64 - 1))
+    return state
+
+
+@njit
+def _splitmix_next(rng):
+    z = rng[0] + _SM_GAMMA
+    rng[0] = z
+    z = (z ^ (z >> _S30)) * _SM_M1
+    z = (z ^ (z >> _S27)) * _SM_M2
+    return z ^ (z >> _S31)
+
+
+@njit
+def _bounded(rng, n):
+    """Uniform integer in [0, n) for 0 < n < 2^32 (Lemire's multiply-shift with rejection)."""
+    m = (_splitmix_next(rng) >> _SHIFT32) * n
+    low = m & _MASK32
+    if low < n:
+        t = (_TWO32 - n) % n
+        while low < t:
+            m = (_splitmix_next(rng) >> _SHIFT32) * n
+            low = m & _MASK32
+    return m >> _SHIFT32
+
+
+# --------------------------------------------------------------------------------------------
+# prefetching the rows visited next
+# --------------------------------------------------------------------------------------------
+# The rows are visited in random order, so each visit starts with cache misses (the row's
+# indptr, alpha, qd and y entries, then its indices and data).  The permutation is known in
+# advance: while row s is processed, the per-row entries of row s + _PF_FAR and the stored
+# entries of row s + _PF_NEAR are requested.  With a prefetch instruction from svmtool._jit this
+# halved the time on a9a and ijcnn1; without it, plain loads whose values are summed into a
+# sink (a "touch") do part of the same (the out-of-order core overlaps them with the work on
+# the current row), 10-25% on a9a.  Either way only reads, so results are unchanged.
+
+if _jit_prefetch is not None:
+    HAVE_PREFETCH = True
+    _PF_FAR = np.uint64(8)
+    _PF_NEAR = np.uint64(4)
+
+    @njit
+    def _pf(arr, i):
+        _jit_prefetch(arr, i)
+        return 0.0
+else:
+    HAVE_PREFETCH = False
+    _PF_FAR = np.uint64(2)
+    _PF_NEAR = np.uint64(1)
+
+    @njit
+    def _pf(arr, i):
+        return float(arr[i])
+
+_PF_LINE = np.uint64(8)    # float64 entries per 64-byte cache line
+
+
+# --------------------------------------------------------------------------------------------
+# the jitted outer iterations
+# --------------------------------------------------------------------------------------------
+
+@njit(error_model="numpy")
+def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
+                    use_glibc, shrinking, eps, max_iter, work_budget, hist):
+    """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
+
+    indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
+    ``istate[0]`` entries are the active rows), bounds float64[4] = (U_neg, U_pos, D_neg, D_pos),
+    fstate float64[3] = (PGmax_old, PGmin_old, scratch), istate int64[3] = (active_size, iterations,
+    converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
+    t-th iteration done in this call; returns the number of iterations done.
+    """
+    inf = np.inf
+    n_rows = np.uint64(index.shape[0])
+    active = np.uint64(istate[0])
+    it = istate[1]
+    pgmax_old = fstate[0]
+    pgmin_old = fstate[1]
+    u_neg = bounds[0]
+    u_pos = bounds[1]
+    d_neg = bounds[2]
+    d_pos = bounds[3]
+    n_hist = hist.shape[0]
+    n_data = np.uint64(data.shape[0])
+    done = 0
+    work = _ZERO
+    sink = 0.0
+    while it < max_iter and done < n_hist:
+        # a fresh random order of the active rows
+        if use_glibc:
+            for i in range(active):
+                j = i + _glibc_rand(rng) % (active - i)
+                t = index[i]
+                index[i] = index[j]
+                index[j] = t
+        else:
+            for i in range(active):
+                j = i + _bounded(rng, active - i)
+                t = index[i]
+                index[i] = index[j]
+                index[j] = t
+
+        pgmax_new = -inf
+        pgmin_new = inf
+        s = _ZERO
+        while s < active:
+            i = index[s]
+            p0 = indptr[i]
+            p1 = indptr[i + _ONE]
+            work += p1 - p0
+            if s + _PF_FAR < active:
+                r = index[s + _PF_FAR]
+                sink += _pf(indptr, r) + _pf(alpha, r) + _pf(qd, r) + _pf(y, r)
+            if s + _PF_NEAR < active:
+                q = indptr[index[s + _PF_NEAR]]
+                if q < n_data:
+                    sink += _pf(data, q) + _pf(indices, q)
+                    q += _PF_LINE
+                    if q < n_data:
+                        sink += _pf(data, q)
+            yi = y[i]
+            g = 0.0
+            for k in range(p0, p1):
+                g += w[indices[k]] * data[k]
+            g = yi * g - 1.0
+            if yi > 0:
+                c = u_pos
+                dii = d_pos
+            else:
+                c = u_neg
+                dii = d_neg
+            a = alpha[i]
+            g += a * dii
+
+            pg = 0.0
+            if a == 0.0:
+                if g > pgmax_old:
+                    active -= _ONE
+                    index[s] = index[active]
+                    index[active] = i
+                    continue
+                elif g < 0.0:
+                    pg = g
+            elif a == c:
+                if g < pgmin_old:
+                    active -= _ONE
+                    index[s] = index[active]
+                    index[active] = i
+                    continue
+                elif g > 0.0:
+                    pg = g
+            else:
+                pg = g
+
+            if pg > pgmax_new:
+                pgmax_new = pg
+            if pg < pgmin_new:
+                pgmin_new = pg
+
+            if abs(pg) > 1.0e-12:
+                na = a - g / qd[i]
+                if not (na > 0.0):
+                    na = 0.0
+                if not (na < c):
+                    na = c
+                alpha[i] = na
+                d = (na - a) * yi
+                for k in range(p0, p1):
+                    w[indices[k]] += d * data[k]
+            s += _ONE
+
+        it += 1
+        hist[done, 0] = pgmax_new
+        hist[done, 1] = pgmin_new
+        hist[done, 2] = float(active)
+        done += 1
+
+        if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
+                and abs(pgmin_new) <= eps):
+            if active == n_rows:
+                istate[2] = 1
+                break
+            # converged on the shrunk problem: check every row once more
+            active = n_rows
+            pgmax_old = inf
+            pgmin_old = -inf
+        else:
+            pgmax_old = pgmax_new
+            pgmin_old = pgmin_new
+            if pgmax_old <= 0.0 or not shrinking:
+                pgmax_old = inf
+            if pgmin_old >= 0.0 or not shrinking:
+                pgmin_old = -inf
+        if work >= work_budget:
+            break
+
+    istate[0] = np.int64(active)
+    istate[1] = it
+    fstate[0] = pgmax_old
+    fstate[1] = pgmin_old
+    fstate[2] = sink          # keeps the prefetching loads alive; no meaning
+    return done
+
+
+@njit
+def _projected_gradient(margins, y, alpha, bounds):
+    """Projected gradient of the dual at alpha given y_i w'x_i (over all rows)."""
+    n = alpha.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        if y[i] > 0:
+            c = bounds[1]
+            dii = bounds[3]
+        else:
+            c = bounds[0]
+            dii = bounds[2]
+        g = margins[i] - 1.0 + alpha[i] * dii
+        if alpha[i] <= 0.0:
+            out[i] = min(g, 0.0)
+        elif alpha[i] >= c:
+            out[i] = max(g, 0.0)
+        else:
+            out[i] = g
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the Python driver
+# --------------------------------------------------------------------------------------------
+
+def _unsigned_views(indptr, indices, n_features):
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if indptr.size and (indptr[0] < 0 or np.any(np.diff(indptr) < 0)):
+        raise ValueError("indptr must be non-negative and non-decreasing")
+    indices = np.ascontiguousarray(indices)
+    nnz_end = int(indptr[-1]) if indptr.size else 0
+    if indices.shape[0] < nnz_end:
+        raise ValueError(f"indices holds {indices.shape[0]} entries, indptr needs {nnz_end}")
+    if nnz_end:
+        used = indices[int(indptr[0]):nnz_end]
+        lo, hi = int(used.min()), int(used.max())
+        if lo < 0 or hi >= n_features:
+            raise ValueError(f"feature index {lo if lo < 0 else hi} outside [0, {n_features})")
+    if n_features > 0xFFFFFFFF:
+        raise ValueError("more than 2^32 - 1 features are not supported by the dual solver")
+    if indices.dtype == np.int32 or indices.dtype == np.uint32:
+        indices_u = indices.view(np.uint32)
+    else:
+        indices_u = indices.astype(np.uint32)
+    return indptr, indptr.view(np.uint64), indices_u
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        loss="l2"):
+    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
+    t_start = time.perf_counter()
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
+    C_pos = float(C_pos)
+    C_neg = float(C_neg)
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    n_features = int(n_features)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
+
+    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, n_features)
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    n_rows = indptr.shape[0] - 1
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+
+    if loss == "l1":
+        bounds = np.array([C_neg, C_pos, 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    pos = y > 0
+    upper = np.where(pos, bounds[1], bounds[0])
+    diag = np.where(pos, bounds[3], bounds[2])
+    qd = diag + row_sq_norms(indptr, data)      # LIBLINEAR: QD = D_ii + x_i'x_i
+
+    init_alpha = params.extra.get("init_alpha") if params.extra else None
+    if init_alpha is not None:
+        alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
+        if alpha.shape[0] != n_rows:
+            raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
+        alpha = np.minimum(np.maximum(alpha, 0.0), upper)
+        alpha = np.where(np.isnan(alpha), 0.0, alpha)
+        w = csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+    else:
+        alpha = np.zeros(n_rows, dtype=np.float64)
+        w = np.zeros(n_features, dtype=np.float64)
+
+    index = np.arange(n_rows, dtype=np.uint32)
+    rng = glibc_rand_state(params.seed) if params.liblinear_rng else splitmix_state(params.seed)
+    fstate = np.array([np.inf, -np.inf, 0.0])
+    istate = np.array([n_rows, 0, 0], dtype=np.int64)
+    hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
+    budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None else 2**63)
+    last = (np.nan, np.nan, float(n_rows))
+    t_loop = time.perf_counter()
+    if n_rows > 0:
+        while True:
+            # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the
+            # generator, x/0 for an empty row in the L1 case, both intended)
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                done = _dcd_iterations(indptr_u, indices_u, data, y, qd, alpha, w, index,
+                                       bounds, fstate, istate, rng, bool(params.liblinear_rng),
+                                       bool(params.shrinking), eps, max_iter, budget, hist)
+            if done:
+                last = tuple(hist[done - 1])
+            if callback is not None:
+                first = int(istate[1]) - done
+                for t in range(done):
+                    callback(first + t + 1, {
+                        "pg_max": float(hist[t, 0]), "pg_min": float(hist[t, 1]),
+                        "violation": float(hist[t, 0] - hist[t, 1]),
+                        "active_size": int(hist[t, 2]),
+                        "elapsed": time.perf_counter() - t_start,
+                    })
+            if istate[2] or istate[1] >= max_iter or done == 0:
+                break
+    else:
+        istate[2] = 1
+    if params.extra and params.extra.get("w_recalc"):
+        # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
+        w = csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+    t_solved = time.perf_counter()
+
+    iterations = int(istate[1])
+    converged = bool(istate[2])
+    margins = y * csr_dot_dense(indptr, indices_u, data, w)
+    slack = np.maximum(0.0, 1.0 - margins)
+    cost = np.where(pos, C_pos, C_neg)
+    ww = float(w @ w)
+    loss_sum = float(cost @ (slack if loss == "l1" else slack * slack))
+    primal = 0.5 * ww + loss_sum
+    f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())
+    dual = -f_alpha
+    warning = None
+    fallback = None
+    if not converged:
+        solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
+        warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
+                   f"the stopping tolerance eps={eps:g} was met (violation "
+                   f"{last[0] - last[1]:.3g}); ")
+        if loss == "l2":
+            fallback = "L2R_L2LOSS_SVC"
+            warning += ("LIBLINEAR switches to the primal Newton solver (-s 2) here; "
+                        "use -s 2 or raise --max-iter")
+        else:
+            warning += "using -s 2 may be faster, or raise --max-iter"
+    extra = {
+        "pg_violation": float(last[0] - last[1]),
+        "warning": warning,
+        "liblinear_fallback": fallback,
+        "solve_time": t_solved - t_loop,
+        "setup_time": t_loop - t_start,
+        "active_size": int(istate[0]),
+        "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
+        "liblinear_objective": f_alpha,
+        "eps": eps,
+        "max_iter": max_iter,
+    }
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - dual,
+                        gap_kind="duality gap", converged=converged, dual=dual,
+                        n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)
+
+
+def projected_gradient(indptr, indices, data, y, w, alpha, C_pos, C_neg, loss="l2"):
+    """Projected gradient of the dual over every row at (alpha, w): a KKT certificate helper."""
+    if loss == "l1":
+        bounds = np.array([float(C_neg), float(C_pos), 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    margins = y * csr_dot_dense(indptr, indices, data, np.ascontiguousarray(w, dtype=np.float64))
+    return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), bounds)

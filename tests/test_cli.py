@@ -1,0 +1,103 @@
+"""The command line through a real subprocess: exit codes, one-line errors, pipes, atomic writes."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import DATA, TESTDATA, run_cli
+from test_reader import BAD
+
+
+def test_help_does_not_import_numba():
+    code = ("import sys; from svmtool.cli import run; rc = run(['--help']);"
+            "print('numba' in sys.modules, 'scipy' in sys.modules, rc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False False 0"
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0
+    assert b"svmtool" in r.stdout
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_data_one_line_exit_2_no_model(tmp_path, name):
+    line, text = BAD[name]
+    model = tmp_path / "m.model"
+    src = TESTDATA / "bad" / name
+    r = run_cli("train", src, model)
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err == f"svmtool: error: {src}:{line}: " + err.split(f":{line}: ", 1)[1]
+    assert text in err
+    assert not model.exists()
+    assert os.listdir(tmp_path) == []      # no temporary file left behind either
+
+
+def test_missing_file_and_bad_option():
+    r = run_cli("train", "no/such/file.svm", "x.model")
+    assert r.returncode == 2 and r.stderr.decode().startswith("svmtool: error: ")
+    assert r.stderr.decode().count("\n") == 1
+    r = run_cli("train", "--bogus", DATA / "heart_scale")
+    assert r.returncode == 2 and r.stderr.decode().count("\n") == 1
+    r = run_cli("train", "-c", "-1", DATA / "heart_scale", "-")
+    assert r.returncode == 2 and "C must be > 0" in r.stderr.decode()
+    r = run_cli("train", "-s", "99", DATA / "heart_scale", "-")
+    assert r.returncode == 2 and "unknown solver" in r.stderr.decode()
+
+
+def test_train_stdin_to_stdout_equals_file_to_file(tmp_path):
+    raw = (DATA / "heart_scale").read_bytes()
+    r = run_cli("train", "-q", "-", "-", input=raw)
+    assert r.returncode == 0, r.stderr
+    m = tmp_path / "heart.model"
+    r2 = run_cli("train", "-q", DATA / "heart_scale", m)
+    assert r2.returncode == 0
+    assert r.stdout == m.read_bytes()
+    assert r.stdout.startswith(b"solver_type L2R_L2LOSS_SVC_DUAL\n")
+
+
+def test_default_model_name_in_current_folder(tmp_path):
+    r = run_cli("train", "-q", DATA / "heart_scale", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "heart_scale.model").exists()
+
+
+def test_killed_run_leaves_old_model_intact(tmp_path):
+    model = tmp_path / "a9a.model"
+    model.write_text("old model\n")
+    # a slow run (tight eps, many iterations), killed while it trains
+    p = subprocess.Popen([sys.executable, "-m", "svmtool", "train", "-q", "-e", "1e-12",
+                          "--max-iter", "100000000", "-c", "1000", str(DATA / "a9a"),
+                          str(model)], stderr=subprocess.PIPE)
+    time.sleep(4)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert model.read_text() == "old model\n"
+
+
+def test_cross_validation_prints_accuracy():
+    r = run_cli("train", "-v", "5", DATA / "heart_scale")
+    assert r.returncode == 0, r.stderr
+    line = r.stderr.decode().strip().splitlines()[-1]
+    assert line.startswith("Cross Validation Accuracy = ") and line.endswith("%")
+    acc = float(line.split("=")[1].rstrip("%"))
+    assert 75 < acc < 90       # heart_scale's linear-SVM CV accuracy is about 83-84%
+
+
+def test_weights_liblinear_spelling_equals_long_option(tmp_path):
+    a, b = tmp_path / "a.model", tmp_path / "b.model"
+    r1 = run_cli("train", "-q", "-w-1", "3", DATA / "heart_scale", a)
+    r2 = run_cli("train", "-q", "--weight", "-1", "3", DATA / "heart_scale", b)
+    c = tmp_path / "c.model"
+    r3 = run_cli("train", "-q", DATA / "heart_scale", c)
+    assert r1.returncode == r2.returncode == r3.returncode == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_bytes() != c.read_bytes()
