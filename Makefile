@@ -41,5 +41,16 @@ demo: $(VENV)/.runtime
 	$(BIN)/svmtool train -v 5 data/heart_scale
 	@echo "models and predictions are in $(OUT)/"
 
+# make bench: the standard benchmark suite (svmtool bench, see svmtool/bench/suites.py) on
+# ../shared/data when present, else on data/; writes BENCHMARKS.md and the plots in bench-out/.
+# Never part of `make test`.  BENCH_ARGS="--suite quick" for the bundled data only.
+BENCH_ARGS ?=
+$(VENV)/.bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	touch $@ $(VENV)/.runtime
+
+bench: $(VENV)/.bench
+	$(BIN)/python -m svmtool.bench.suites --out bench-out --markdown BENCHMARKS.md $(BENCH_ARGS)
+
 clean:
-	rm -rf $(OUT) build *.egg-info
+	rm -rf $(OUT) bench-out build *.egg-info

@@ -18,6 +18,7 @@ COMMANDS = {
     "convert": ("svmtool.cli.convert", "Convert data: text <-> binary cache, CSV, scaling."),
     "train": ("svmtool.cli.train", "Train a model (LIBLINEAR-style options)."),
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
+    "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
 }
 
 
