@@ -1,0 +1,144 @@
+"""SVMlight / SVMperf model files (svm_common.c's layout; FORMATS.md section 4), linear only.
+
+Written (``--model-format svmlight``, and by default for ranking models) the way SVMperf writes a
+linear model: a header of ``value # comment`` lines, then a single pseudo support vector holding
+``w`` with ``alpha*y = 1``, the bias column's weight folded into the threshold (the decision value
+is ``w'x - b``, so ``b = -bias * w_bias``).  Zero weights are left out; numbers are ``%.17g``.
+
+Read: any SVMlight-format model with the linear kernel (type 0): SVMperf's single pseudo vector
+or SVMlight's many support vectors, summed into ``w = sum alpha_y x_sv``.  The result is a
+two-class :class:`~svmtool.model.LinearModel` with labels ``(+1, -1)`` (``dec > 0`` predicts +1,
+SVMlight's rule) and, when ``b != 0``, a bias column of value 1 whose weight is ``-b``.  Kernel
+models (types 1-4) are refused with a message.
+"""
+
+import numpy as np
+
+from svmtool.errors import ModelFormatError
+
+HEADER = "SVM-light Version V6.20"
+
+
+def svmlight_text(model, n_train=None) -> str:
+    """SVMperf-style text of a one-column linear model (binary classifier or ranking scorer)."""
+    if model.nr_w != 1:
+        raise ValueError(f"the SVMlight format holds one weight vector; this model has "
+                         f"{model.nr_w} (multi-class models: use LIBLINEAR's format)")
+    w = model.w[:, 0]
+    nf = model.nr_feature
+    b = 0.0
+    if model.has_bias:
+        b = -model.bias * float(w[nf])
+    if n_train is None:
+        n_train = int(model.report.get("n_train", 0)) if model.report else 0
+    head = [
+        HEADER,
+        "0 # kernel type",
+        "3 # kernel parameter -d",
+        "1 # kernel parameter -g",
+        "1 # kernel parameter -s",
+        "1 # kernel parameter -r",
+        "empty# kernel parameter -u",
+        f"{nf} # highest feature index",
+        f"{n_train} # number of training documents",
+        "2 # number of support vectors plus 1",
+        "%.17g # threshold b, each following line is a SV (starting with alpha*y)" % b,
+    ]
+    nz = np.flatnonzero(w[:nf])
+    sv = "1 " + " ".join("%d:%.17g" % (j + 1, w[j]) for j in nz) + " #"
+    return "\n".join(head + [sv]) + "\n"
+
+
+def _value(line, name, number, what):
+    text = line.split("#", 1)[0].strip()
+    if not text:
+        raise ModelFormatError(name, number, f"missing value of '{what}'")
+    return text
+
+
+def read_svmlight_model(text, name):
+    from svmtool.model import LinearModel
+
+    lines = text.split("\n")
+    if not lines[0].strip().startswith("SVM-light Version"):
+        raise ModelFormatError(name, 1, "not an SVMlight model (no 'SVM-light Version' line)")
+    fields = ["kernel type", "kernel parameter -d", "kernel parameter -g",
+              "kernel parameter -s", "kernel parameter -r", "kernel parameter -u",
+              "highest feature index", "number of training documents",
+              "number of support vectors plus 1", "threshold b"]
+    if len(lines) < 1 + len(fields):
+        raise ModelFormatError(name, len(lines), "truncated header")
+    vals = [_value(lines[1 + k], name, 2 + k, f) for k, f in enumerate(fields)]
+
+    def as_int(k):
+        try:
+            return int(vals[k])
+        except ValueError:
+            raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be an integer, "
+                                               f"got {vals[k]!r}") from None
+
+    def as_float(k):
+        try:
+            return float(vals[k])
+        except ValueError:
+            raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be a number, "
+                                               f"got {vals[k]!r}") from None
+
+    kernel = as_int(0)
+    if kernel != 0:
+        raise ModelFormatError(name, 2, f"SVMlight kernel type {kernel} is not supported: only "
+                                        f"linear models (type 0) can be read")
+    nf = as_int(6)
+    n_sv = as_int(8) - 1
+    b = as_float(9)
+    if nf < 0 or n_sv < 0:
+        raise ModelFormatError(name, 9, "negative feature or support-vector count")
+    w = np.zeros(nf, dtype=np.float64)
+    first = 1 + len(fields)
+    seen = 0
+    for k in range(first, len(lines)):
+        line = lines[k].split("#", 1)[0].strip()
+        if not line:
+            continue
+        if seen == n_sv:
+            raise ModelFormatError(name, k + 1, f"more support vectors than the {n_sv} "
+                                                f"announced")
+        toks = line.split()
+        try:
+            coef = float(toks[0])
+        except ValueError:
+            raise ModelFormatError(name, k + 1, f"bad alpha*y {toks[0]!r}") from None
+        for t in toks[1:]:
+            idx, sep, val = t.partition(":")
+            try:
+                j = int(idx)
+                v = float(val)
+            except ValueError:
+                raise ModelFormatError(name, k + 1, f"bad feature {t!r}") from None
+            if not sep or j < 1:
+                raise ModelFormatError(name, k + 1, f"bad feature {t!r}")
+            if j > nf:
+                w = np.concatenate([w, np.zeros(j - nf)])
+                nf = j
+            w[j - 1] += coef * v
+        seen += 1
+    if seen != n_sv:
+        raise ModelFormatError(name, len(lines), f"{seen} support vectors, {n_sv} announced")
+    if b != 0.0:
+        W = np.append(w, -b).reshape(-1, 1)
+        bias = 1.0
+    else:
+        W = w.reshape(-1, 1)
+        bias = -1.0
+    model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=np.array([1.0, -1.0]),
+                        nr_feature=nf, bias=bias, w=W)
+    model.report = {"model_format": "svmlight", "n_train": as_int(7)}
+    return model
+
+
+def save_svmlight_model(model, path, n_train=None):
+    from svmtool.io.atomic import atomic_output
+
+    text = svmlight_text(model, n_train)
+    with atomic_output(path) as f:
+        f.write(text)

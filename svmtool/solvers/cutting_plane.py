@@ -1,0 +1,176 @@
+"""1-slack cutting-plane SVM (``-s cp``): Joachims, "Training linear SVMs in linear time",
+KDD 2006, Algorithm 1.
+
+The problem (LIBLINEAR's ``-s 3`` problem, per-example costs ``c_i``: ``C_pos`` / ``C_neg``)::
+
+    min_w  F(w) = 1/2 w'w + R(w),     R(w) = sum_i c_i max(0, 1 - y_i w'x_i).
+
+Joachims' structural form (OP2) writes the same problem with one slack ``xi`` and the cost
+``C n`` (with weights: ``sum_i c_i``, the slack becoming a ``c``-weighted average of the hinge
+losses): ``R(w) >= <a_c, w> + b_c`` for every subset ``c`` of the rows, with
+``a_c = -sum_{i in c} c_i y_i x_i`` and ``b_c = sum_{i in c} c_i``.  The most violated constraint
+at ``w`` is the subset of margin violators ``y_i w'x_i < 1``: one pass for ``X w``, one over the
+violators for ``X' v`` (O(sn)).  Each iteration adds it to the working set and re-solves the small
+dual QP over the working set (:mod:`svmtool.solvers.qp`, warm-started, jitted).
+
+``-e`` (default 0.001) is the paper's stopping rule: stop when the most violated constraint
+exceeds the working-set slack by at most ``eps`` in units of the average slack, i.e.
+
+    R(w) - max(0, max_{j in W} <a_j, w> + b_j)  <=  eps * sum_i c_i     (= eps * C n).
+
+(With an inexact QP the check includes the QP's own gap, so it reads ``F(w) - D(alpha) <=
+eps C n``; with an exact QP both are the same.)  Then ``F(w) - F(w*) <= eps C n``.  ``-e 0.001``
+is 0.1% of training loss, SVMperf's ``-e 0.1``.
+
+Returns the last ``w`` (as the paper), ``primal = F(w)``, ``dual`` = the QP's dual value (a lower
+bound on ``F(w*)``), ``gap = primal - dual``.  ``extra`` holds iterations, working-set size,
+seconds in data passes / QP / the rest, and the number of passes.
+
+The data are touched only through :class:`svmtool.engine.passes_cp.CPOracle` (whole passes).
+"""
+
+import time
+
+import numpy as np
+
+from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
+from svmtool.solvers import SolverResult
+from svmtool.solvers.qp import WorkingSet
+
+DEFAULT_EPS = 0.001
+DEFAULT_MAX_ITER = 100000
+
+
+class HingeRisk:
+    """Binary hinge risk over an oracle: scores, risk, most violated constraint, line function."""
+
+    def __init__(self, oracle, y, cost):
+        self.oracle = oracle
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.cost = np.ascontiguousarray(cost, dtype=np.float64)
+        self.dim = oracle.n_features
+        self.scale = float(self.cost.sum())          # C n (weighted)
+        self._v = np.empty(len(self.y), dtype=np.float64)
+        self.last_violators = 0
+
+    def zeros_scores(self):
+        return np.zeros(len(self.y), dtype=np.float64)
+
+    def scores(self, w):
+        return self.oracle.matvec(w)
+
+    def risk(self, z):
+        return float(hinge_risk(z, self.y, self.cost))
+
+    def cut(self, z):
+        """``(a, b, risk)`` of the most violated constraint at scores ``z``."""
+        risk, off, nv = hinge_cut_coef(z, self.y, self.cost, self._v)
+        self.last_violators = int(nv)
+        if nv:
+            a = -self.oracle.rmatvec(self._v)
+        else:
+            a = np.zeros(self.dim, dtype=np.float64)
+        return a, float(off), float(risk)
+
+    def line(self, zb, zd, A, B, c0):
+        from svmtool.solvers.linesearch import HingeLine
+
+        return HingeLine(zb, zd, self.y, self.cost, A, B, c0)
+
+
+def costs(y, C_pos, C_neg):
+    y = np.asarray(y, dtype=np.float64)
+    return np.where(y > 0, float(C_pos), float(C_neg))
+
+
+def check_binary(indptr, y, C_pos, C_neg):
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != len(indptr) - 1:
+        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+    if not (float(C_pos) > 0 and float(C_neg) > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    return y
+
+
+def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50):
+    """Joachims' Algorithm 1 over any risk adapter (binary hinge, ordinal pairs)."""
+    t_start = time.perf_counter()
+    oracle = risk.oracle
+    p0, s0 = oracle.passes, oracle.seconds
+    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
+    if init_w is not None:
+        w = np.array(init_w, dtype=np.float64).reshape(-1)
+        if w.shape[0] != risk.dim:
+            raise ValueError(f"init_w has {w.shape[0]} entries, expected {risk.dim}")
+    else:
+        w = np.zeros(risk.dim, dtype=np.float64)
+    target = eps * risk.scale
+    lower = -np.inf
+    qp_gap = 0.0
+    model = 0.0
+    t_qp = 0.0
+    converged = False
+    it = 0
+    primal = np.inf
+    violation = np.inf
+    max_ws = 0
+    while True:
+        z = risk.scores(w) if (it > 0 or init_w is not None) else risk.zeros_scores()
+        a, b, R = risk.cut(z)
+        primal = 0.5 * float(vdot(w, w)) + R
+        violation = R - model                 # most violated constraint minus working-set slack
+        if callback is not None and it > 0:
+            callback(it, {"primal": primal, "lower": lower, "violation": violation / risk.scale,
+                          "cuts": ws.size, "elapsed": time.perf_counter() - t_start})
+        if it > 0 and violation + qp_gap <= target:
+            converged = True
+            break
+        if it >= max_iter:
+            break
+        it += 1
+        ws.add(a, b)
+        tq = time.perf_counter()
+        D, qp_gap = ws.solve(tol_abs=0.05 * target, tol_rel=1e-13)
+        model = max(0.0, -float(np.min(ws.g[:ws.t])))
+        w = ws.w()
+        t_qp += time.perf_counter() - tq
+        lower = max(lower, D)
+        max_ws = max(max_ws, ws.size)
+        ws.prune()
+    total = time.perf_counter() - t_start
+    t_pass = oracle.seconds - s0
+    extra = {
+        "eps": eps,
+        "eps_absolute": target,
+        "violation": violation,
+        "cuts": ws.size,
+        "max_cuts": max_ws,
+        "cuts_dropped": ws.dropped,
+        "qp_iterations": ws.qp_iterations,
+        "passes": oracle.passes - p0,
+        "time_passes": t_pass,
+        "time_qp": t_qp,
+        "time_line_search": 0.0,
+        "time_other": total - t_pass - t_qp,
+        "solve_time": total,
+        "warning": None if converged else (
+            f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
+            f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
+    }
+    return SolverResult(w=w, iterations=it, primal=primal, gap=primal - lower,
+                        gap_kind="primal - lower bound", converged=converged, dual=lower,
+                        extra=extra)
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
+    """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
+    y = check_binary(indptr, y, C_pos, C_neg)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    inactive = int(params.extra.get("inactive_limit", 50)) if params.extra else 50
+    return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
+                    inactive_limit=inactive)

@@ -1,0 +1,243 @@
+"""Line searches of OCAS: minimise ``f(mu) = F(w_b + mu (w_t - w_b))`` over ``mu >= 0``.
+
+``F(w) = 1/2 w'w + R(w)`` with a piecewise-linear convex risk, so ``f`` is a convex piecewise
+quadratic: ``f(mu) = c0 + B mu + A mu^2 / 2 + R(mu)`` with ``A = |w_t - w_b|^2``,
+``B = <w_b, w_t - w_b>``, ``c0 = |w_b|^2 / 2``; ``R(mu)`` costs O(n) (O(nK) multi-class) from the
+cached scores ``X w_b`` and ``X (w_t - w_b)``, without touching the rows.
+
+Three strategies (Arnosti 2010, "Reducing training time for linear SVMs"):
+
+* ``exact`` -- OCAS's own (Franc & Sonnenburg 2008): the n breakpoints of the hinge terms, sorted
+  (O(n log n)), walked from ``mu = 0`` while the derivative stays negative; the minimiser is the
+  zero of the derivative inside a segment or a breakpoint where it jumps over zero.  (Multi-class:
+  the kinks of each row's upper envelope of K lines, then the same sorted walk.)
+* ``gca2`` -- Arnosti's modified grid search (Algorithm 2): up to three truncated passes with steps
+  ``beta``, ``beta^2``, ``beta^3`` (``beta = 0.2``), each walking right while ``f`` decreases,
+  started around the previous ``mu``; the coarse passes are skipped when the *uncertainty* is
+  below the thresholds ``t2`` (first pass) and ``t1`` (second); the uncertainty halves when the new
+  ``mu`` lands within ``h`` (half the coarsest step searched) of the previous one and doubles (up to
+  1) otherwise.  ``t1 = 0.1``, ``t2 = 0.5`` (the paper leaves them open).
+* ``tca`` -- Arnosti's three-point search (Algorithm 3): ``low, mid, high = mu_prev -+ u``; shift
+  the window left/right while an end point is lower, else contract both ends toward ``mid`` with
+  weights ``g(f_mid, f_end) = (f_mid / f_end)^2``, until ``high - low <= gamma = 0.02``; the
+  uncertainty ``u`` halves when ``|mid - mu_prev| <= h(u) = u / 2`` and doubles otherwise (kept in
+  ``[gamma, 4]`` so the window never falls below gamma).  The window is clipped at ``mu = 0``,
+  and the final choice is the lowest of the last three points (the paper returns ``mid``).
+  (The paper's shift-right line ``high <- 2 low - mid`` is a typo for ``2 mid - low``.)
+
+Each search object keeps its state (``mu_prev``, uncertainty) across OCAS iterations and counts
+its evaluations of ``f``.
+"""
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.engine.passes_cp import (cs_breakpoints, cs_right_slope, cs_risk_line,
+                                      hinge_breakpoints, hinge_risk_line)
+
+
+@njit
+def _exact_walk(keys, jumps, nb, slope0, A, B):
+    """Minimiser over mu >= 0 of a convex piecewise quadratic given its sorted breakpoints."""
+    g = B + slope0                  # f'(0+) without the A mu term
+    if g >= 0.0:
+        return 0.0
+    order = np.argsort(keys[:nb])
+    for r in range(nb):
+        k = order[r]
+        t = keys[k]
+        if A > 0.0:
+            m = -g / A
+            if m <= t:
+                return m
+        g += jumps[k]
+        if A * t + g >= 0.0:
+            return t
+    if A > 0.0:
+        return -g / A
+    return 0.0
+
+
+class HingeLine:
+    """``f(mu)`` for a binary hinge risk ``sum cost_i max(0, 1 - y_i z_i)``."""
+
+    def __init__(self, zb, zd, y, cost, A, B, c0):
+        self.zb, self.zd, self.y, self.cost = zb, zd, y, cost
+        self.A, self.B, self.c0 = float(A), float(B), float(c0)
+        self.evals = 0
+
+    def f(self, mu):
+        self.evals += 1
+        return (self.c0 + mu * (self.B + 0.5 * self.A * mu)
+                + hinge_risk_line(self.zb, self.zd, self.y, self.cost, float(mu)))
+
+    def exact(self):
+        n = self.zb.shape[0]
+        keys = np.empty(n, dtype=np.float64)
+        jumps = np.empty(n, dtype=np.float64)
+        slope0, nb = hinge_breakpoints(self.zb, self.zd, self.y, self.cost, keys, jumps)
+        if self.A <= 0.0:
+            return 0.0
+        return float(_exact_walk(keys, jumps, nb, slope0, self.A, self.B))
+
+
+class CSLine:
+    """``f(mu)`` for the Crammer-Singer risk (scores of shape (n, K))."""
+
+    def __init__(self, Zb, Zd, cls, cost, A, B, c0):
+        self.Zb, self.Zd, self.cls, self.cost = Zb, Zd, cls, cost
+        self.A, self.B, self.c0 = float(A), float(B), float(c0)
+        self.evals = 0
+
+    def f(self, mu):
+        self.evals += 1
+        return (self.c0 + mu * (self.B + 0.5 * self.A * mu)
+                + cs_risk_line(self.Zb, self.Zd, self.cls, self.cost, float(mu)))
+
+    def risk_slope(self, mu):
+        """Right derivative of the risk alone at ``mu``."""
+        self.evals += 1
+        return cs_right_slope(self.Zb, self.Zd, self.cls, self.cost, float(mu))
+
+    def exact(self):
+        """Sorted kinks of the per-row upper envelopes (:func:`cs_breakpoints`), then the same
+        walk as the binary search: O(nK + kinks log kinks)."""
+        if self.A <= 0.0:
+            return 0.0
+        n, K = self.Zb.shape
+        cap = n * K
+        keys = np.empty(cap, dtype=np.float64)
+        jumps = np.empty(cap, dtype=np.float64)
+        slope0, nb = cs_breakpoints(self.Zb, self.Zd, self.cls, self.cost, keys, jumps)
+        return float(_exact_walk(keys, jumps, nb, slope0, self.A, self.B))
+
+
+class ExactSearch:
+    name = "exact"
+
+    def __call__(self, line):
+        return line.exact()
+
+
+class _Memo:
+    def __init__(self, line):
+        self.line = line
+        self.cache = {}
+
+    def __call__(self, mu):
+        v = self.cache.get(mu)
+        if v is None:
+            v = self.line.f(mu)
+            self.cache[mu] = v
+        return v
+
+
+class GCA2Search:
+    """Arnosti's modified grid search; state carried between calls."""
+
+    name = "gca2"
+
+    def __init__(self, beta=0.2, t1=0.1, t2=0.5, mu0=1.0, max_steps=1000):
+        self.beta, self.t1, self.t2 = float(beta), float(t1), float(t2)
+        self.mu_prev = float(mu0)
+        self.uncertainty = 1.0
+        self.max_steps = int(max_steps)
+
+    def _pass(self, f, init, inc):
+        mu = max(init, 0.0)
+        fm = f(mu)
+        for _ in range(self.max_steps):
+            fn = f(mu + inc)
+            if fn < fm:
+                mu, fm = mu + inc, fn
+            else:
+                break
+        return mu
+
+    def __call__(self, line):
+        f = _Memo(line)
+        b = self.beta
+        u = self.uncertainty
+        if u >= self.t2:
+            mu1 = self._pass(f, self.mu_prev - 1.0, b)
+            h = b / 2
+        else:
+            mu1 = self.mu_prev
+            h = None
+        if u >= self.t1:
+            mu2 = self._pass(f, mu1 - b / 2, b * b)
+            h = b * b / 2 if h is None else h
+        else:
+            mu2 = self.mu_prev
+            h = b * b * b / 2 if h is None else h
+        mu3 = self._pass(f, mu2 - b * b / 2, b ** 3)
+        if abs(mu3 - self.mu_prev) <= h:
+            self.uncertainty = u * 0.5
+        else:
+            self.uncertainty = min(1.0, u * 2.0)
+        self.mu_prev = mu3
+        return mu3
+
+
+class TCASearch:
+    """Arnosti's three-point search; state carried between calls."""
+
+    name = "tca"
+
+    def __init__(self, gamma=0.02, mu0=1.0, max_evals=200):
+        self.gamma = float(gamma)
+        self.mu_prev = float(mu0)
+        self.uncertainty = 1.0
+        self.max_evals = int(max_evals)
+
+    def __call__(self, line):
+        f = _Memo(line)
+        u = self.uncertainty
+        mid = self.mu_prev
+        low = max(0.0, mid - u)
+        high = mid + u
+        fl, fm, fh = f(low), f(mid), f(high)
+        steps = 0
+        while high - low > self.gamma and steps < self.max_evals:
+            steps += 1
+            if fl < fm and low < mid:              # shift left
+                high, fh = mid, fm
+                mid, fm = low, fl
+                low = max(0.0, 2.0 * mid - high)
+                fl = f(low)
+            elif fh < fm:                          # shift right
+                low, fl = mid, fm
+                mid, fm = high, fh
+                high = 2.0 * mid - low
+                fh = f(high)
+            else:                                  # contract toward mid
+                al = (fm / fl) ** 2 if fl > 0 else 1.0
+                ah = (fm / fh) ** 2 if fh > 0 else 1.0
+                low = (mid + al * low) / (1.0 + al)
+                high = (mid + ah * high) / (1.0 + ah)
+                fl, fh = f(low), f(high)
+        # the window is below gamma: take the lowest of its three points (the paper returns mid;
+        # with mid pinned at mu = 0 that would hide a better point up to gamma away)
+        if fl < fm and fl <= fh:
+            mid = low
+        elif fh < fm:
+            mid = high
+        if abs(mid - self.mu_prev) <= u / 2:
+            self.uncertainty = max(self.gamma, u * 0.5)
+        else:
+            self.uncertainty = min(4.0, u * 2.0)
+        self.mu_prev = mid
+        return mid
+
+
+def make_search(name):
+    name = (name or "exact").lower()
+    if name == "exact":
+        return ExactSearch()
+    if name == "gca2":
+        return GCA2Search()
+    if name == "tca":
+        return TCASearch()
+    from svmtool.errors import ParameterError
+
+    raise ParameterError(f"unknown line search {name!r}: choose exact, gca2 or tca")

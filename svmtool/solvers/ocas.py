@@ -1,0 +1,168 @@
+"""OCAS: the optimised cutting-plane algorithm (``-s ocas``, ``-s gca2``, ``-s tca``).
+
+Franc and Sonnenburg, "OCAS: optimized cutting plane algorithm for support vector machines",
+ICML 2008; line searches from Arnosti, "Reducing training time for linear SVMs" (2010), see
+:mod:`svmtool.solvers.linesearch`.
+
+Same problem as ``-s cp`` and LIBLINEAR's ``-s 3``: ``F(w) = 1/2 w'w + sum_i c_i max(0, 1 -
+y_i w'x_i)``.  Cutting planes of the risk go into the same reduced QP (:mod:`svmtool.solvers.qp`),
+but OCAS keeps a best-so-far point ``w_b`` and per iteration:
+
+1. solves the reduced QP: ``w_t`` and a lower bound ``D`` on ``min F`` (the QP's dual value);
+2. one pass ``X w_t``; a line search for ``mu >= 0`` minimising ``F(w_b + mu (w_t - w_b))`` from
+   the cached ``X w_b`` and ``X w_t`` (``exact``: sorted breakpoints, O(n log n); ``gca2`` /
+   ``tca``: O(n) per evaluation of f); ``w_b`` moves there (its scores too, without a pass);
+3. stops when ``F(w_b) - D <= eps * F(w_b)`` (relative gap, ``-e``, default 0.01) or ``F(w_b) - D
+   <= tol_abs`` (``params.extra["tol_abs"]``, default 0: off);
+4. adds the cut at ``w_c = (1 - lambda) w_b + lambda w_t`` (``lambda = 0.1``, a point near
+   ``w_b``), one pass over the violators for its subgradient.
+
+Guard against ``mu = 0``: when the line search returns ``mu = 0`` for ``mu0_patience`` (5)
+iterations in a row, ``mu0_step`` (0.02) is used instead (Arnosti, section V: a greedy ``mu = 0``
+can stall OCAS for many iterations).  On by default; ``params.extra["mu0_guard"] = False`` turns
+it off.  Since ``w_b`` is then no longer the best point seen (nor is it with gca2/tca, whose grid
+points need not beat ``mu = 0``), the solver also keeps the best point, which it returns.
+
+``extra`` reports iterations, passes, the seconds spent in data passes, in the QP and in the line
+search, f evaluations, how often ``mu`` was 0 and how often the guard fired.
+"""
+
+import time
+
+import numpy as np
+
+from svmtool.engine.passes_cp import CPOracle, vdot
+from svmtool.solvers import SolverResult
+from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
+from svmtool.solvers.linesearch import make_search
+from svmtool.solvers.qp import WorkingSet
+
+DEFAULT_EPS = 0.01
+DEFAULT_MAX_ITER = 100000
+CUT_LAMBDA = 0.1
+
+
+def _opt(params, key, default):
+    if params is not None and params.extra and key in params.extra and \
+            params.extra[key] is not None:
+        return params.extra[key]
+    return default
+
+
+def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=0.0,
+               mu0_guard=True, mu0_patience=5, mu0_step=0.02, inactive_limit=50,
+               name="ocas"):
+    t_start = time.perf_counter()
+    oracle = risk.oracle
+    p0, s0 = oracle.passes, oracle.seconds
+    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
+    if init_w is not None:
+        wb = np.array(init_w, dtype=np.float64).reshape(-1)
+        if wb.shape[0] != risk.dim:
+            raise ValueError(f"init_w has {wb.shape[0]} entries, expected {risk.dim}")
+        zb = risk.scores(wb)
+    else:
+        wb = np.zeros(risk.dim, dtype=np.float64)
+        zb = risk.zeros_scores()
+    a, b, R = risk.cut(zb)
+    Fb = 0.5 * float(vdot(wb, wb)) + R
+    ws.add(a, b)
+    best_w, best_F = wb.copy(), Fb
+    lower = -np.inf
+    t_qp = t_ls = 0.0
+    evals = 0
+    mu_zero = forced = zero_run = 0
+    converged = False
+    it = 0
+    while True:
+        it += 1
+        tq = time.perf_counter()
+        D, _ = ws.solve(tol_abs=max(0.01 * eps * abs(best_F), 0.1 * tol_abs), tol_rel=1e-13)
+        wt = ws.w()
+        t_qp += time.perf_counter() - tq
+        lower = max(lower, D)
+        gap = best_F - lower
+        if gap <= eps * abs(best_F) or gap <= tol_abs:
+            converged = True
+            break
+        if it > max_iter:
+            it -= 1
+            break
+        zt = risk.scores(wt)
+        tl = time.perf_counter()
+        d = wt - wb
+        zd = zt - zb
+        line = risk.line(zb, zd, float(vdot(d, d)), float(vdot(wb, d)), 0.5 * float(vdot(wb, wb)))
+        mu = float(search(line))
+        if mu <= 0.0:
+            mu = 0.0
+            mu_zero += 1
+            zero_run += 1
+            if mu0_guard and zero_run >= mu0_patience:
+                mu = mu0_step
+                forced += 1
+                zero_run = 0
+        else:
+            zero_run = 0
+        evals += line.evals
+        t_ls += time.perf_counter() - tl
+        wb = wb + mu * d
+        zb = zb + mu * zd
+        Fb = 0.5 * float(vdot(wb, wb)) + risk.risk(zb)
+        if Fb < best_F:
+            best_F = Fb
+            best_w = wb.copy()
+        gap = best_F - lower
+        if callback is not None:
+            callback(it, {"primal": best_F, "lower": lower, "gap": gap / max(abs(best_F), 1e-300),
+                          "mu": mu, "cuts": ws.size, "elapsed": time.perf_counter() - t_start})
+        if gap <= eps * abs(best_F) or gap <= tol_abs:
+            converged = True
+            break
+        zc = (1.0 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt
+        a, b, _ = risk.cut(zc)
+        ws.add(a, b)
+        ws.prune()
+    total = time.perf_counter() - t_start
+    t_pass = oracle.seconds - s0
+    extra = {
+        "eps": eps,
+        "line_search": search.name,
+        "line_evals": evals,
+        "mu_zero": mu_zero,
+        "mu_forced": forced,
+        "cuts": ws.size,
+        "cuts_dropped": ws.dropped,
+        "qp_iterations": ws.qp_iterations,
+        "passes": oracle.passes - p0,
+        "time_passes": t_pass,
+        "time_qp": t_qp,
+        "time_line_search": t_ls,
+        "time_other": total - t_pass - t_qp - t_ls,
+        "solve_time": total,
+        "warning": None if converged else (
+            f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
+            f"gap eps={eps:g} was met; raise --max-iter or -e"),
+    }
+    return SolverResult(w=best_w, iterations=it, primal=best_F, gap=best_F - lower,
+                        gap_kind="primal - lower bound", converged=converged, dual=lower,
+                        extra=extra)
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        line_search=None):
+    """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.extra["line_search"]``) picks
+    exact / gca2 / tca."""
+    y = check_binary(indptr, y, C_pos, C_neg)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    ls = _opt(params, "line_search", None) or line_search or "exact"
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    return solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
+                      tol_abs=float(_opt(params, "tol_abs", 0.0)),
+                      mu0_guard=bool(_opt(params, "mu0_guard", True)),
+                      mu0_patience=int(_opt(params, "mu0_patience", 5)),
+                      mu0_step=float(_opt(params, "mu0_step", 0.02)),
+                      inactive_limit=int(_opt(params, "inactive_limit", 50)),
+                      name=f"ocas ({ls})")
