@@ -123,6 +123,19 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     fit = spec.load()
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
+    if spec.kind == "kernel":
+        # kernel SVMs: one-vs-one like LIBSVM, a KernelModel (svmtool.solvers.kernel_cd)
+        from svmtool.solvers.kernel_cd import check_kernel_params, train_ovo
+
+        msg = check_kernel_params(params)
+        if msg:
+            raise ParameterError(msg)
+        return train_ovo(problem, params, spec, callback=callback)
+    if spec.kind == "ranking":
+        # ranks from the labels (pairs within each qid); a scoring model (svmtool.solvers.ordinal)
+        from svmtool.solvers.ordinal import train_ranking
+
+        return train_ranking(problem, params, spec, fit, callback=callback)
 
     labels, perm, start, count = group_classes(problem.y)
     nr_class = len(labels)
@@ -134,6 +147,12 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         cls = class_index(problem.y, labels)
     indptr, indices, data, n_cols = with_bias(problem, params.bias)
     weighted_c = _class_weights(params, labels)
+    if spec.kind == "multiclass":
+        # one solver over all classes at once (Crammer-Singer: svmtool.solvers.mcsvm)
+        from svmtool.solvers.mcsvm import train_multiclass
+
+        return train_multiclass(problem, params, spec, fit, labels, cls,
+                                (indptr, indices, data, n_cols), weighted_c, callback=callback)
 
     t0 = time.perf_counter()
     if nr_class == 2:
@@ -153,6 +172,12 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
                 params.extra["init_w"]) == 2 else np.asarray(params.extra["init_w"])
         res = fit(indptr, indices, data, yb, n_cols, c_pos, c_neg, params, init_w=init_w,
                   callback=cb)
+        if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
+            # LIBLINEAR's rescue of -s 1 at its iteration cap: go on with -s 2 from its w
+            from svmtool.solvers.newton import fallback_after_dual
+
+            res = fallback_after_dual(res, indptr, indices, data, yb, n_cols, c_pos, c_neg,
+                                      params, callback=cb)
         w[:, col] = res.w
         reports.append(_report(res, labels[i] if nr_class > 2 else labels[0]))
     elapsed = time.perf_counter() - t0
@@ -224,7 +249,8 @@ def load_model(path):
     return _load(path)
 
 
-def save_model(model, path):
+def save_model(model, path, fmt=None):
+    """Write a model; ``fmt``: None (the model's own format), "liblinear" or "svmlight"."""
     from svmtool.io.model_io import save_model as _save
 
-    return _save(model, path)
+    return _save(model, path, fmt)

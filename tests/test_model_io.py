@@ -287,10 +287,10 @@ BAD = {
     "extra text after w": (GOOD + "0.3 \n", 10, "unexpected text after the 3 weight rows"),
     "missing labels": (GOOD.replace("label 1 -1\n", ""), 5, "missing 'label' line"),
     "duplicate key": (GOOD.replace("bias -1\n", "bias -1\nbias 1\n"), 6, "given twice"),
-    "libsvm model": ("svm_type c_svc\nkernel_type rbf\n", 1,
-                     "LIBSVM kernel models are not supported yet"),
-    "svmlight model": ("SVM-light Version V6.02\n0 # kernel type\n", 1,
-                       "SVMlight/SVMperf models are not supported yet"),
+    "libsvm model": ("svm_type c_svc\nkernel_type rbf\n", 3,
+                     "missing 'SV' line"),   # LIBSVM models are read now: a truncated one
+    "svmlight model": ("SVM-light Version V6.02\n0 # kernel type\n", 3,
+                       "truncated header"),     # SVMlight models are read now: a truncated one
     "not a model": ("1 1:0.5 2:3\n", 1, "not a model file"),
     "empty": ("", None, "empty file"),
     "blank only": ("\n\n  \n", None, "empty file"),

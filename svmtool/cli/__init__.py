@@ -108,6 +108,10 @@ def run(args=None):
 
 
 def main(args=None):
+    # svmtool's kernels are its own loops; numpy's BLAS threads only get in the way (on a busy
+    # 2-core machine a threaded 60k-element dot product took 100x a plain loop)
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
     code = run(args)
     try:
         sys.stdout.flush()

@@ -29,17 +29,21 @@ def format_value(v) -> str:
                    "as LIBLINEAR's predict -b 1.")
 @click.option("--decision-values", is_flag=True,
               help="Write the decision values (one column per weight column) instead of labels.")
+@click.option("--ranking", is_flag=True,
+              help="Ranking evaluation: write one score per line and report pairwise accuracy, "
+                   "ROC area (two label values) and Kendall's tau, per qid and overall.")
 @quiet_option
 @zero_based_option
 @click.option("--chunk-bytes", type=click.IntRange(min=1), default=BLOCK_BYTES, hidden=True,
               help="Bytes of test data scored per block.")
 @click.pass_context
 def command(ctx, test, model_file, output, probability, decision_values, quiet, zero_based,
-            chunk_bytes):
+            chunk_bytes, ranking=False):
     """Predict the rows of TEST with MODEL and write the results to OUTPUT.
 
     TEST is svmlight/libsvm text (plain or compressed, - for stdin) or a binary cache; MODEL a
-    LIBLINEAR model file; OUTPUT gets one prediction per line (- for stdout).
+    LIBLINEAR model file, a LIBSVM kernel model or an svmtool DC-SVM early-prediction model;
+    OUTPUT gets one prediction per line (- for stdout).
     """
     from svmtool.errors import InputError, ParameterError
     from svmtool.io.atomic import atomic_output
@@ -65,6 +69,12 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
         class_labels = model.class_labels
         label_text = np.array([format_label(v) for v in class_labels], dtype=object)
     tally = _Tally(model)
+    if ranking:
+        if model.nr_w != 1:
+            raise ParameterError("--ranking needs a model with one weight vector (a ranking, "
+                                 "binary or SVMlight model)")
+        decision_values = True
+        rank_y, rank_s, rank_q = [], [], []
 
     with atomic_output(output) as out:
         if with_proba:
@@ -78,6 +88,10 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
                 index = model.predict_index(scores)
                 predicted = class_labels[index]
             tally.add(chunk.y, predicted, index, scores)
+            if ranking:
+                rank_y.append(np.array(chunk.y, dtype=np.float64))
+                rank_s.append(scores[:, 0].copy())
+                rank_q.append(None if chunk.qid is None else np.array(chunk.qid))
             if len(scores) == 0:
                 continue
             if decision_values:
@@ -93,6 +107,17 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
             out.write("\n".join(lines))
             out.write("\n")
 
+    if ranking:
+        from svmtool.solvers.ordinal import ranking_report_lines
+
+        ys = np.concatenate(rank_y) if rank_y else np.zeros(0)
+        ss = np.concatenate(rank_s) if rank_s else np.zeros(0)
+        qs = None
+        if rank_q and all(q is not None for q in rank_q):
+            qs = np.concatenate(rank_q)
+        for line in ranking_report_lines(ys, ss, qs):
+            info(ctx, line, quiet)
+        return
     for line in tally.report():
         info(ctx, line, quiet)
 

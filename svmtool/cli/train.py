@@ -57,11 +57,17 @@ def _solver_help():
                    "violation 0.1).")
 @click.option("-B", "bias", type=float, default=-1.0, show_default=True,
               help="Bias: if >= 0 each example gets an extra feature of this value "
-                   "(its weight is the bias, regularised as LIBLINEAR does); -1: none.")
+                   "(its weight is the bias, regularised as LIBLINEAR does); -1: none.  "
+                   "Kernel solvers: b^2 is added to every kernel value (a regularised bias; "
+                   "the LIBSVM model gets rho = -b^2 sum(alpha_i y_i)).")
 @click.option("--weight", "weights", type=(float, float), multiple=True, metavar="LABEL W",
               help="Multiply C of class LABEL by W (LIBLINEAR's -wLABEL W).")
 @click.option("-v", "folds", type=int, default=None,
               help="n-fold cross validation: print the accuracy, write no model.")
+@click.option("-C", "find_c", is_flag=True,
+              help="Find C by n-fold cross validation (-v n, default 5) along a warm-started "
+                   "doubling path, as LIBLINEAR's -C; prints each C and the best; writes no "
+                   "model.")
 @click.option("--seed", type=int, default=1, show_default=True,
               help="Seed of the random permutations and of the cross-validation folds.")
 @click.option("--max-iter", type=int, default=None,
@@ -71,17 +77,52 @@ def _solver_help():
                    "then bit-identical to LIBLINEAR's for the same data and options.")
 @click.option("--no-shrinking", is_flag=True, help="Turn the shrinking heuristic off.")
 @click.option("--threads", type=int, default=None, help="Threads for reading and row passes.")
+@click.option("-t", "kernel_type", type=int, default=2, show_default=True,
+              help="Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
+                   "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "
+                   "tanh(gamma u'v + coef0).")
+@click.option("-g", "gamma", type=float, default=None,
+              help="Kernel gamma (default 1/number of features).")
+@click.option("-d", "degree", type=int, default=3, show_default=True, help="Polynomial degree.")
+@click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="Kernel coef0.")
+@click.option("-m", "cache_mb", type=float, default=100.0, show_default=True,
+              help="Kernel row cache size in MB (kernel solvers).")
+@click.option("--levels", type=int, default=4, show_default=True,
+              help="DC-SVM: number of levels; level l has k^l clusters.")
+@click.option("--clusters", "k_clusters", type=int, default=4, show_default=True,
+              help="DC-SVM: k, the branching factor of the clustering.")
+@click.option("--sample", "sample_size", type=int, default=1000, show_default=True,
+              help="DC-SVM: points sampled for kernel k-means at each level.")
+@click.option("--early", "early_level", type=int, is_flag=False, flag_value=0, default=None,
+              metavar="[LEVEL]",
+              help="DC-SVM: stop at LEVEL (default: the level with about 64 clusters; "
+                   "without LEVEL put --early last or before another option) "
+                   "and save an early-prediction model (nearest cluster's local model).")
+@click.option("--test", "test_file", type=click.Path(dir_okay=False), default=None,
+              help="DC-SVM: report the accuracy of every level on this test file.")
+@click.option("--line-search", "line_search", type=click.Choice(["exact", "gca2", "tca"]),
+              default=None,
+              help="OCAS line search (-s ocas, ocas-mc): exact (sorted breakpoints), gca2 "
+                   "(Arnosti's grid search) or tca (three-point search).")
+@click.option("--perf-c", "perf_c", type=float, default=None,
+              help="C in SVMperf's convention instead of -c: C = C_perf * 100 / n (per pair "
+                   "for -s ordinal: C = C_perf * 100 / number of pairs).")
+@click.option("--model-format", "model_format", type=click.Choice(["liblinear", "svmlight"]),
+              default=None,
+              help="Model file format (default: LIBLINEAR's; SVMlight's for ranking models). "
+                   "svmlight: SVMperf's single-vector linear model.")
 @zero_based_option
 @quiet_option
 @click.pass_context
 def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, seed, max_iter,
-            liblinear_rng, no_shrinking, threads, zero_based, quiet):
+            liblinear_rng, no_shrinking, threads, zero_based, quiet, **kernel_opts):
     """Train a model on TRAIN and write it to MODEL.
 
     TRAIN is svmlight/libsvm text (plain, gzip, bzip2 or xz), - for stdin, or a binary cache
     made by `svmtool convert`.  MODEL defaults to TRAIN's base name + ".model" in the current
-    folder; - writes the model to stdout.  The model is written in LIBLINEAR's format, to a
-    temporary name first and then renamed, so a killed run leaves an older model intact.
+    folder; - writes the model to stdout.  The model is written in LIBLINEAR's format (kernel
+    solvers: LIBSVM's; --early: svmtool's early-prediction format), to a temporary name first
+    and then renamed, so a killed run leaves an older model intact.
     """
     import time
 
@@ -91,6 +132,10 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
 
     quiet = is_quiet(ctx, quiet)
     spec = get_spec(solver)
+    find_c = kernel_opts.pop("find_c", False)
+    line_search = kernel_opts.pop("line_search", None)
+    perf_c = kernel_opts.pop("perf_c", None)
+    model_format = kernel_opts.pop("model_format", None)
     if model_file is None and folds is None:
         if train_file == "-":
             raise InputError("MODEL is needed when TRAIN is - (stdin)")
@@ -98,6 +143,23 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
                          max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
                          shrinking=not no_shrinking, threads=threads)
+    if line_search is not None or perf_c is not None:
+        from dataclasses import replace
+
+        extra = dict(params.extra)
+        if line_search is not None:
+            extra["line_search"] = line_search
+        if perf_c is not None:
+            if not perf_c > 0:
+                raise ParameterError(f"--perf-c must be > 0 (got {perf_c})")
+            extra["perf_c"] = perf_c
+        params = replace(params, extra=extra)
+    if spec.kind == "kernel":
+        from dataclasses import replace
+
+        from svmtool.solvers.dcsvm import cli_extra
+
+        params = replace(params, **cli_extra(ctx, params, kernel_opts, zero_based))
     msg = params.check()
     if msg:
         raise ParameterError(msg)
@@ -111,6 +173,16 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     t_read = time.perf_counter() - t0
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
               f"in {t_read:.3f} s", quiet)
+
+    if perf_c is not None and spec.kind != "ranking":
+        # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)
+        from dataclasses import replace
+
+        params = replace(params, C=perf_c * 100.0 / max(prob.n_rows, 1))
+
+    if find_c:
+        _find_c(prob, params, folds, quiet)
+        return
 
     if folds is not None:
         import numpy as np
@@ -127,7 +199,14 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
         if bar is not None:
             bar.close()
     _print_report(ctx, model, quiet)
-    api.save_model(model, model_file)
+    if spec.kind == "kernel" and not quiet:
+        from svmtool.solvers.dcsvm import level_report_lines
+
+        for line in level_report_lines(model.report):
+            click.echo(line, err=True)
+    if model_format == "svmlight" or model.report.get("model_format") == "svmlight":
+        model.report.setdefault("n_train", prob.n_rows)
+    api.save_model(model, model_file, model_format)
 
 
 def _progress(ctx, quiet, name):
@@ -143,6 +222,8 @@ def _progress(ctx, quiet, name):
             state["cls"] = cls
             bar.set_description(f"training ({name}), class {cls + 1}")
         bar.update(1)
+        if isinstance(info_, dict) and "level" in info_:
+            bar.set_description(f"training ({name}), class {cls + 1}, level {info_['level']}")
         viol = info_.get("pg_violation") if isinstance(info_, dict) else None
         if viol is not None:
             bar.set_postfix_str(f"violation {viol:.3g}", refresh=False)
@@ -150,8 +231,26 @@ def _progress(ctx, quiet, name):
     return callback, bar
 
 
+def _find_c(prob, params, folds, quiet):
+    """LIBLINEAR's train -C: one line per C (not with -q), then the best (all on stderr)."""
+    import math
+
+    from svmtool.solvers.param_search import find_c
+
+    def report(c, rate):
+        click.echo(f"log2c={math.log2(c):7.2f}\trate={100.0 * rate:g}", err=True)
+
+    res = find_c(prob, params, 5 if folds is None else folds, report=None if quiet else report)
+    if res.stopped.startswith("maximum"):
+        click.echo("svmtool: warning: maximum C reached", err=True)
+    click.echo(f"Best C = {res.best_C:g}  CV accuracy = {100.0 * res.best_rate:g}%", err=True)
+
+
 def _print_report(ctx, model, quiet):
     rep = model.report
+    for r in rep["classes"]:
+        if r.get("notice"):
+            click.echo(f"svmtool: warning: class {r['label']:g}: {r['notice']}", err=True)
     for r in rep["classes"]:
         if not r.get("converged", True):
             msg = r.get("warning") or ("reaching the maximal number of iterations "
@@ -167,5 +266,7 @@ def _print_report(ctx, model, quiet):
         parts.append(f"{r['gap_kind']} {r['gap']:.3g}")
         if "n_sv" in r:
             parts.append(f"nSV {r['n_sv']}")
+        if "cg_steps" in r:
+            parts.append(f"CG steps {r['cg_steps']}")
         click.echo(": ".join(parts[:1]) + ": " + ", ".join(parts[1:]), err=True)
     click.echo(f"trained in {rep['train_time']:.3f} s ({rep['solver']})", err=True)

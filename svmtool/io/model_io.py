@@ -10,8 +10,10 @@ Reading: :func:`load_model` sniffs the first line and hands the text to the read
 format (the table :data:`READERS`):
 
 * ``solver_type ...``       -- LIBLINEAR (read here);
-* ``svm_type ...``          -- LIBSVM (not supported yet);
-* ``SVM-light Version ...`` -- SVMlight / SVMperf (not supported yet).
+* ``svm_type ...``          -- LIBSVM kernel models (:mod:`svmtool.io.libsvm_model`; written too,
+  from a :class:`svmtool.kernel_model.KernelModel`);
+* ``svmtool_early_model 1`` -- DC-SVM early-prediction models (same module);
+* ``SVM-light Version ...`` -- SVMlight / SVMperf linear models (:mod:`svmtool.io.svmlight_model`).
 
 Readers are strict and every complaint is a :class:`svmtool.errors.ModelFormatError` naming the
 file, the line and the reason: an unknown key, a missing required key, a non-numeric value, a
@@ -63,9 +65,21 @@ def liblinear_text(model: LinearModel) -> str:
     return "\n".join(head + rows) + "\n"
 
 
-def save_model(model: LinearModel, path) -> None:
-    """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format, atomically."""
-    text = liblinear_text(model)
+def save_model(model: LinearModel, path, fmt=None) -> None:
+    """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format, atomically.
+
+    ``fmt="svmlight"`` writes a linear one-column model in SVMperf's format instead
+    (:mod:`svmtool.io.svmlight_model`); with ``fmt=None`` models whose ``report`` asks for it
+    (ranking models) are written that way too."""
+    if fmt is None and isinstance(model, LinearModel) and model.report and \
+            model.report.get("model_format") == "svmlight":
+        fmt = "svmlight"
+    if fmt == "svmlight":
+        from svmtool.io.svmlight_model import svmlight_text
+
+        text = svmlight_text(model)
+    else:
+        text = _model_text(model)
     with atomic_output(path) as f:
         f.write(text)
 
@@ -104,13 +118,35 @@ def _first_line(text):
 
 
 def _read_libsvm(text, name):
-    raise ModelFormatError(name, 1, "LIBSVM kernel models are not supported yet "
-                                    "(this is a LIBSVM model file: it starts with svm_type)")
+    from svmtool.io.libsvm_model import read_libsvm
+
+    return read_libsvm(text, name)
+
+
+def _read_early(text, name):
+    from svmtool.io.libsvm_model import read_early
+
+    return read_early(text, name)
+
+
+def _model_text(model) -> str:
+    """The file text of any model: LIBLINEAR, LIBSVM (KernelModel) or early (EarlyModel)."""
+    if isinstance(model, LinearModel):
+        return liblinear_text(model)
+    from svmtool.io.libsvm_model import early_text, libsvm_text
+    from svmtool.kernel_model import EarlyModel, KernelModel
+
+    if isinstance(model, KernelModel):
+        return libsvm_text(model)
+    if isinstance(model, EarlyModel):
+        return early_text(model)
+    raise TypeError(f"cannot save a {type(model).__name__}")
 
 
 def _read_svmlight(text, name):
-    raise ModelFormatError(name, 1, "SVMlight/SVMperf models are not supported yet "
-                                    "(this is an SVMlight model file)")
+    from svmtool.io.svmlight_model import read_svmlight_model
+
+    return read_svmlight_model(text, name)
 
 
 def _parse_float(token, name, line, what):
@@ -255,6 +291,7 @@ def _read_weights(lines, w_line, n_rows, nr_w, name):
 READERS = [
     ("LIBLINEAR", lambda first: first.split()[0] == "solver_type", _read_liblinear),
     ("LIBSVM", lambda first: first.split()[0] == "svm_type", _read_libsvm),
+    ("svmtool-early", lambda first: first.split()[0] == "svmtool_early_model", _read_early),
     ("SVMlight", lambda first: first.startswith("SVM-light Version"), _read_svmlight),
 ]
 

@@ -75,6 +75,49 @@ register(SolverSpec("dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dcd", "
 register(SolverSpec("dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit",
                     (("loss", "l1"),), 0.1,
                     "L2-regularised L1-loss SVM, dual coordinate descent (LIBLINEAR -s 3)"))
+# primal truncated Newton (svmtool.solvers.newton); -e: relative gradient norm, LIBLINEAR's rule
+register(SolverSpec("lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
+                    "L2-regularised logistic regression, primal Newton-CG (LIBLINEAR -s 0)"))
+register(SolverSpec("newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit",
+                    (("loss", "l2"),), 0.01,
+                    "L2-regularised L2-loss SVM, primal Newton-CG (LIBLINEAR -s 2)"))
+
+# cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
+register(SolverSpec("cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane", "fit",
+                    (), 0.001,
+                    "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf); -e: fraction "
+                    "of training loss"))
+register(SolverSpec("ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+                    (), 0.01,
+                    "L1-loss SVM, OCAS cutting plane with line search (--line-search); -e: "
+                    "relative gap"))
+register(SolverSpec("gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+                    (("line_search", "gca2"),), 0.01,
+                    "OCAS with Arnosti's grid-search line search (GCA2)"))
+register(SolverSpec("tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+                    (("line_search", "tca"),), 0.01,
+                    "OCAS with Arnosti's three-point line search (TCA)"))
+
+register(SolverSpec("ordinal", None, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.ordinal", "fit",
+                    (), 0.001,
+                    "ordinal regression / ROC-area SVM over pairs (Joachims 2006 Alg. 2; pairs "
+                    "within each qid as SVMrank); -c per pair", kind="ranking"),
+         "rank", "roc")
+
+register(SolverSpec("ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
+                    "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS; -e: "
+                    "relative gap", kind="multiclass"))
+
+# kernel SVMs (kind "kernel": the API hands the whole problem to svmtool.solvers.kernel_cd's
+# one-vs-one driver, which calls `fit` per pair and returns a KernelModel in LIBSVM's format)
+register(SolverSpec("kernel", None, "c_svc", "svmtool.solvers.kernel_cd", "fit", (), 1e-3,
+                    "kernel SVM without bias (LIBSVM's -t -g -d -r -m), greedy dual coordinate "
+                    "descent with shrinking; -e: max projected-gradient violation",
+                    kind="kernel"))
+register(SolverSpec("dcsvm", None, "c_svc", "svmtool.solvers.dcsvm", "fit", (), 1e-3,
+                    "divide-and-conquer kernel SVM (Hsieh et al. 2014): --levels, --clusters, "
+                    "--sample, --early; same problem as -s kernel",
+                    kind="kernel"))
 
 DEFAULT_SOLVER = "dcd-l2"
 

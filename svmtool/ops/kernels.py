@@ -1,0 +1,324 @@
+"""Kernel values over CSR rows: LIBSVM's four kernels, blocks, expansions.
+
+Kernels (LIBSVM's ``-t``, with its parameter names)::
+
+    0 linear      K(u, v) = u'v
+    1 polynomial  K(u, v) = (gamma u'v + coef0)^degree
+    2 rbf         K(u, v) = exp(-gamma |u - v|^2) = exp(-gamma (|u|^2 + |v|^2 - 2 u'v))
+    3 sigmoid     K(u, v) = tanh(gamma u'v + coef0)
+
+plus an optional constant ``kbias`` added to every value (the regularised "kernel bias" of
+``-B b``: ``kbias = b^2``, the kernel of data with one more feature of value ``b``).
+
+A dot product ``u'v`` is computed by scattering ``u`` into a dense work vector once and gathering
+over the stored values of every ``v`` (so a kernel row costs one pass over the other rows' non
+zeros).  Squared row norms for the rbf kernel are computed once (:func:`row_sq_norms`).
+
+The jitted kernels are pure and release the GIL: :func:`kernel_block_threads` and
+:func:`kernel_expansion` split the rows of a block over threads of a ThreadPoolExecutor.
+Memory of :func:`kernel_expansion` is bounded: it works through the target rows in chunks of at
+most ``mem_mb`` megabytes of kernel block.
+"""
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmtool._jit import njit
+
+LINEAR, POLY, RBF, SIGMOID = 0, 1, 2, 3
+KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel function: type (0..3), gamma, coef0, degree, and the added constant kbias."""
+    ktype: int = RBF
+    gamma: float = 1.0
+    coef0: float = 0.0
+    degree: int = 3
+    kbias: float = 0.0
+
+    @property
+    def name(self):
+        return KERNEL_NAMES[self.ktype]
+
+    def args(self):
+        return (np.int64(self.ktype), float(self.gamma), float(self.coef0),
+                np.int64(self.degree), float(self.kbias))
+
+
+@njit
+def row_sq_norms(indptr, indices, data):
+    """|x_i|^2 of every row."""
+    n = indptr.shape[0] - 1
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * data[p]
+        out[i] = s
+    return out
+
+
+@njit(inline="always")
+def kernel_from_dot(dot, sq_a, sq_b, ktype, gamma, coef0, degree, kbias):
+    """One kernel value from the dot product (and, for rbf, the two squared norms)."""
+    if ktype == 0:
+        v = dot
+    elif ktype == 1:
+        t = gamma * dot + coef0
+        v = 1.0
+        for _ in range(degree):
+            v *= t
+    elif ktype == 2:
+        d2 = sq_a + sq_b - 2.0 * dot
+        v = math.exp(-gamma * d2)
+    else:
+        v = math.tanh(gamma * dot + coef0)
+    return v + kbias
+
+
+@njit(inline="always")
+def scatter(indptr, indices, data, i, buf):
+    for p in range(indptr[i], indptr[i + 1]):
+        buf[indices[p]] = data[p]
+
+
+@njit(inline="always")
+def unscatter(indptr, indices, i, buf):
+    for p in range(indptr[i], indptr[i + 1]):
+        buf[indices[p]] = 0.0
+
+
+@njit(inline="always")
+def gather_dot(indptr, indices, data, j, buf, nbuf):
+    s = 0.0
+    for p in range(indptr[j], indptr[j + 1]):
+        c = indices[p]
+        if c < nbuf:
+            s += data[p] * buf[c]
+    return s
+
+
+@njit
+def kernel_block(indptr_a, indices_a, data_a, sq_a, rows_a,
+                 indptr_b, indices_b, data_b, sq_b, rows_b,
+                 ktype, gamma, coef0, degree, kbias, n_buf, out):
+    """out[r, s] = K(a[rows_a[r]], b[rows_b[s]]).
+
+    ``n_buf`` must exceed every column index of the ``a`` rows; columns of ``b`` at or beyond it
+    meet only zeros of ``a`` (they count in ``b``'s squared norm, as they should for rbf).
+    """
+    buf = np.zeros(n_buf, dtype=np.float64)
+    for r in range(rows_a.shape[0]):
+        i = rows_a[r]
+        scatter(indptr_a, indices_a, data_a, i, buf)
+        for s in range(rows_b.shape[0]):
+            j = rows_b[s]
+            dot = gather_dot(indptr_b, indices_b, data_b, j, buf, n_buf)
+            out[r, s] = kernel_from_dot(dot, sq_a[i], sq_b[j], ktype, gamma, coef0, degree, kbias)
+        unscatter(indptr_a, indices_a, i, buf)
+    return out
+
+
+@njit(inline="always", fastmath=True)
+def dense_dot(A, i, B, j, d):
+    s = 0.0
+    for f in range(d):
+        s += A[i, f] * B[j, f]
+    return s
+
+
+@njit(inline="always", fastmath=True)
+def dense_dist2(A, i, B, j, d):
+    s = 0.0
+    for f in range(d):
+        t = A[i, f] - B[j, f]
+        s += t * t
+    return s
+
+
+@njit(inline="always")
+def dense_kernel(A, i, B, j, d, ktype, gamma, coef0, degree, kbias):
+    """K(A[i], B[j]) over dense rows (rbf from the squared distance directly)."""
+    if ktype == 2:
+        return math.exp(-gamma * dense_dist2(A, i, B, j, d)) + kbias
+    return kernel_from_dot(dense_dot(A, i, B, j, d), 0.0, 0.0, ktype, gamma, coef0, degree,
+                           kbias)
+
+
+@njit
+def kernel_block_dense(A, rows_a, B, rows_b, ktype, gamma, coef0, degree, kbias, out):
+    """out[r, s] = K(A[rows_a[r]], B[rows_b[s]]) for dense row-major A and B (same width)."""
+    d = A.shape[1]
+    for r in range(rows_a.shape[0]):
+        i = rows_a[r]
+        for s in range(rows_b.shape[0]):
+            out[r, s] = dense_kernel(A, i, B, rows_b[s], d, ktype, gamma, coef0, degree, kbias)
+    return out
+
+
+@njit
+def apply_kernel(dots, sq_a, sq_b, ktype, gamma, coef0, degree, kbias):
+    """Turn a block of dot products into kernel values, in place."""
+    for r in range(dots.shape[0]):
+        for s in range(dots.shape[1]):
+            dots[r, s] = kernel_from_dot(dots[r, s], sq_a[r], sq_b[s], ktype, gamma, coef0,
+                                         degree, kbias)
+    return dots
+
+
+# blocks at least this large (in values) are computed by a BLAS matrix product on dense rows
+BLAS_MIN_BLOCK = 4096
+
+
+@njit
+def to_dense(indptr, indices, data, n_cols):
+    n = indptr.shape[0] - 1
+    out = np.zeros((n, n_cols), dtype=np.float64)
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            if c < n_cols:
+                out[i, c] = data[p]
+    return out
+
+
+# Rows are handled as dense row-major arrays when they have few columns compared with their
+# stored values (e.g. ijcnn1: 22 columns, 13 values a row): a dense dot of d values is much
+# faster than a sparse gather, and the memory, n * d doubles, stays within a small factor of CSR.
+DENSE_MAX_COLS = 256
+DENSE_MAX_RATIO = 3.0
+
+
+def max_index(indices, lo=0, hi=None):
+    seg = indices[lo:hi]
+    return int(seg.max()) + 1 if len(seg) else 0
+
+
+class Rows:
+    """CSR arrays plus squared norms: the operand of the kernel helpers."""
+
+    def __init__(self, indptr, indices, data, sq=None, n_features=None):
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.indices = np.ascontiguousarray(indices)
+        if self.indices.dtype not in (np.int32, np.int64):
+            self.indices = self.indices.astype(np.int64)
+        self.data = np.ascontiguousarray(data, dtype=np.float64)
+        self.sq = row_sq_norms(self.indptr, self.indices, self.data) if sq is None else sq
+        self.n_features = (max_index(self.indices, self.indptr[0], self.indptr[-1])
+                           if n_features is None else int(n_features))
+
+    @classmethod
+    def of(cls, X, n_features=None):
+        """From a Problem, a scipy CSR matrix or a tuple (indptr, indices, data)."""
+        if isinstance(X, Rows):
+            return X
+        if isinstance(X, tuple):
+            return cls(*X, n_features=n_features)
+        nf = getattr(X, "n_features", None)
+        if nf is None and hasattr(X, "shape"):
+            nf = X.shape[1]
+        return cls(X.indptr, X.indices, X.data,
+                   n_features=nf if n_features is None else n_features)
+
+    @property
+    def n_rows(self):
+        return len(self.indptr) - 1
+
+    def prefers_dense(self):
+        n = max(self.n_rows, 1)
+        per_row = (self.indptr[-1] - self.indptr[0]) / n
+        return self.n_features <= DENSE_MAX_COLS and \
+            self.n_features <= DENSE_MAX_RATIO * per_row + 8
+
+    def dense(self, n_cols):
+        """The rows as a dense (n_rows, n_cols) array (cached per width)."""
+        cached = getattr(self, "_dense", None)
+        if cached is None or cached.shape[1] != n_cols:
+            cached = to_dense(self.indptr, self.indices, self.data, int(n_cols))
+            self._dense = cached
+        return cached
+
+
+def n_threads(threads=None):
+    if threads is not None:
+        return max(1, int(threads))
+    return max(1, os.cpu_count() or 1)
+
+
+def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out=None):
+    """The block K(A[rows_a], B[rows_b]) as an array, rows split over threads."""
+    rows_a = np.ascontiguousarray(rows_a, dtype=np.int64)
+    rows_b = np.ascontiguousarray(rows_b, dtype=np.int64)
+    if out is None:
+        out = np.empty((len(rows_a), len(rows_b)), dtype=np.float64)
+    n_buf = max(A.n_features, B.n_features, 1)
+    args = kernel.args()
+    use_dense = A.prefers_dense() and B.prefers_dense()
+    if use_dense:
+        Da, Db = A.dense(n_buf), B.dense(n_buf)
+
+    if use_dense and len(rows_a) * len(rows_b) >= BLAS_MIN_BLOCK:
+        # dense rows: the dot products by one matrix product (BLAS), then the kernel elementwise
+        np.dot(Da[rows_a], Db[rows_b].T, out=out)
+        sa, sb = A.sq[rows_a], B.sq[rows_b]
+        t = min(n_threads(threads), max(1, len(rows_a) // 256))
+        if t <= 1:
+            apply_kernel(out, sa, sb, *args)
+            return out
+        cuts = np.linspace(0, len(rows_a), t + 1).astype(np.int64)
+        with ThreadPoolExecutor(t) as ex:
+            list(ex.map(lambda k: apply_kernel(out[cuts[k]:cuts[k + 1]], sa[cuts[k]:cuts[k + 1]],
+                                               sb, *args), range(t)))
+        return out
+
+    def block(ra, o):
+        if use_dense:
+            kernel_block_dense(Da, ra, Db, rows_b, *args, o)
+        else:
+            kernel_block(A.indptr, A.indices, A.data, A.sq, ra, B.indptr, B.indices, B.data,
+                         B.sq, rows_b, *args, n_buf, o)
+
+    t = min(n_threads(threads), max(1, len(rows_a) // 64))
+    if t <= 1:
+        block(rows_a, out)
+        return out
+    bounds = np.linspace(0, len(rows_a), t + 1).astype(np.int64)
+
+    def part(k):
+        lo, hi = bounds[k], bounds[k + 1]
+        block(rows_a[lo:hi], out[lo:hi])
+
+    with ThreadPoolExecutor(t) as ex:
+        list(ex.map(part, range(t)))
+    return out
+
+
+def kernel_expansion(A, rows_a, B, rows_b, coef, kernel: Kernel, threads=None, mem_mb=64.0):
+    """out = K(A[rows_a], B[rows_b]) @ coef, in chunks of target rows (bounded memory).
+
+    ``coef`` has shape (len(rows_b),) or (len(rows_b), m); the result (len(rows_a),) or
+    (len(rows_a), m).
+    """
+    rows_a = np.ascontiguousarray(rows_a, dtype=np.int64)
+    rows_b = np.ascontiguousarray(rows_b, dtype=np.int64)
+    coef = np.asarray(coef, dtype=np.float64)
+    vec = coef.ndim == 1
+    c2 = coef.reshape(len(rows_b), -1)
+    out = np.zeros((len(rows_a), c2.shape[1]), dtype=np.float64)
+    if len(rows_b) == 0 or len(rows_a) == 0:
+        return out[:, 0] if vec else out
+    chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(rows_b))))
+    buf = None
+    for lo in range(0, len(rows_a), chunk):
+        hi = min(len(rows_a), lo + chunk)
+        if buf is None or buf.shape[0] != hi - lo:
+            buf = np.empty((hi - lo, len(rows_b)), dtype=np.float64)
+        kernel_block_threads(A, rows_a[lo:hi], B, rows_b, kernel, threads, out=buf)
+        out[lo:hi] = buf @ c2
+    return out[:, 0] if vec else out

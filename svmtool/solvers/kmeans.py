@@ -1,0 +1,123 @@
+"""Two-step kernel k-means (Chitta et al. 2011, as used by DC-SVM).
+
+1. Kernel k-means on ``m`` sampled points: with the m x m kernel matrix ``K`` and clusters
+   ``S_k``, the squared distance of point j to the centre (mean in feature space) of ``S_k`` is
+
+       d(j, k) = K_jj - 2/|S_k| sum_{s in S_k} K_js + 1/|S_k|^2 sum_{s,t in S_k} K_st,
+
+   and every iteration moves each point to its nearest centre (k-means++ seeding in feature
+   space, at most ``max_iter`` iterations, empty clusters dropped).
+2. Every one of the n points goes to its nearest centre by the same formula, which needs the
+   kernel between it and the m sampled points only: O(n m) kernel values, O(m^2) memory for step
+   1 and a bounded block for step 2 (:func:`svmtool.ops.kernels.kernel_expansion`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
+
+
+@dataclass
+class Clustering:
+    assign: np.ndarray          # cluster of every point (0..nr_cluster-1)
+    sample_rows: np.ndarray     # rows of X that were sampled (they define the centres)
+    sample_cluster: np.ndarray  # cluster of each sampled row
+    const: np.ndarray           # 1/|S_k|^2 sum_{s,t in S_k} K_st per cluster
+
+    @property
+    def nr_cluster(self):
+        return len(self.const)
+
+
+def kernel_kmeans(Kmat, k, rng, max_iter=30):
+    """Labels (0..k'-1, k' <= k non-empty clusters) of kernel k-means on a kernel matrix."""
+    m = Kmat.shape[0]
+    k = max(1, min(k, m))
+    diag = np.diag(Kmat).copy()
+    # k-means++ seeding in feature space
+    centres = [int(rng.integers(m))]
+    d2 = np.maximum(diag + diag[centres[0]] - 2.0 * Kmat[:, centres[0]], 0.0)
+    for _ in range(1, k):
+        tot = d2.sum()
+        if tot <= 0:
+            c = int(rng.integers(m))
+        else:
+            c = int(rng.choice(m, p=d2 / tot))
+        centres.append(c)
+        d2 = np.minimum(d2, np.maximum(diag + diag[c] - 2.0 * Kmat[:, c], 0.0))
+    cen = np.array(centres)
+    dist = diag[:, None] + diag[cen][None, :] - 2.0 * Kmat[:, cen]
+    labels = np.argmin(dist, axis=1)
+    for _ in range(max_iter):
+        labels = _compact(labels)
+        kk = labels.max() + 1
+        order = np.argsort(labels, kind="stable")
+        counts = np.bincount(labels, minlength=kk).astype(np.float64)
+        starts = np.searchsorted(labels[order], np.arange(kk))
+        # mean kernel of every point to each cluster: column sums per cluster, O(m^2)
+        S = np.add.reduceat(Kmat[:, order], starts, axis=1) / counts
+        const = np.bincount(labels, weights=S[np.arange(m), labels], minlength=kk) / counts
+        new = np.argmin(const[None, :] - 2.0 * S, axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return _compact(labels)
+
+
+def _compact(labels):
+    _, inv = np.unique(labels, return_inverse=True)
+    return inv.reshape(-1)
+
+
+def centre_constants(Kmat, labels):
+    kk = labels.max() + 1
+    out = np.empty(kk)
+    for k in range(kk):
+        idx = np.flatnonzero(labels == k)
+        out[k] = Kmat[np.ix_(idx, idx)].sum() / float(len(idx)) ** 2
+    return out
+
+
+def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, threads=None,
+             mem_mb=64.0, max_iter=30) -> Clustering:
+    """Cluster all rows of X: kernel k-means on a sample of ``candidates``, then nearest centre."""
+    candidates = np.asarray(candidates, dtype=np.int64)
+    m = min(len(candidates), max(int(sample_size), 1))
+    sample = np.sort(rng.choice(candidates, size=m, replace=False)) if m < len(candidates) \
+        else candidates.copy()
+    Kmat = kernel_block_threads(X, sample, X, sample, kernel, threads)
+    labels = kernel_kmeans(Kmat, n_clusters, rng, max_iter)
+    const = centre_constants(Kmat, labels)
+    assign = nearest_centre(X, np.arange(X.n_rows), X, sample, labels, const, kernel, threads,
+                            mem_mb)
+    return Clustering(assign=assign, sample_rows=sample, sample_cluster=labels, const=const)
+
+
+def nearest_centre(A, rows_a, P, points, labels, const, kernel, threads=None, mem_mb=64.0):
+    """Nearest centre of each row of A[rows_a]; centre k is the mean of the points of label k.
+
+    Kernel blocks against the points (sorted by label) in chunks of bounded size, summed per
+    cluster (O(rows x points) work, no dense weight matrix).
+    """
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    kk = len(const)
+    order = np.argsort(labels, kind="stable")
+    pts = np.asarray(points, dtype=np.int64)[order]
+    lab = labels[order]
+    counts = np.bincount(lab, minlength=kk).astype(np.float64)
+    starts = np.searchsorted(lab, np.arange(kk))
+    nonempty = counts > 0
+    out = np.empty(len(rows_a), dtype=np.int64)
+    chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))
+    for lo in range(0, len(rows_a), chunk):
+        hi = min(len(rows_a), lo + chunk)
+        block = kernel_block_threads(A, rows_a[lo:hi], P, pts, kernel, threads)
+        S = np.zeros((hi - lo, kk))
+        S[:, nonempty] = np.add.reduceat(block, starts[nonempty], axis=1)
+        S[:, nonempty] /= counts[nonempty]
+        dist = const[None, :] - 2.0 * S
+        dist[:, ~nonempty] = np.inf
+        out[lo:hi] = np.argmin(dist, axis=1)
+    return out

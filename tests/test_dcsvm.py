@@ -1,0 +1,197 @@
+"""DC-SVM: levels, two-step kernel k-means, early prediction (eq. 11), early model files."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmtool import api
+from svmtool.io.model_io import load_model, save_model
+from svmtool.kernel_model import EarlyModel, LocalPair
+from svmtool.ops.kernels import Kernel, Rows
+from svmtool.params import TrainParams
+from svmtool.problem import Problem
+from svmtool.solvers import dcsvm
+from svmtool.solvers.kernel_cd import solve
+from svmtool.solvers.kmeans import two_step
+
+from tests.conftest import run_cli, shared_file
+from tests.test_kernel_cd import dense_qp, objective
+from tests.test_kernels import numpy_kernel
+
+
+@pytest.fixture(autouse=True)
+def divide_small_problems(monkeypatch):
+    # the tests divide problems far smaller than DC-SVM's own threshold
+    monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 0)
+
+
+def moons(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    t = rng.uniform(0, np.pi, n)
+    up = rng.random(n) < 0.5
+    x = np.where(up, np.cos(t), 1 - np.cos(t))
+    z = np.where(up, np.sin(t), 0.5 - np.sin(t))
+    Xd = np.column_stack([x, z]) + rng.normal(scale=0.15, size=(n, 2))
+    return Problem.from_matrix(sp.csr_matrix(Xd), np.where(up, 1.0, -1.0))
+
+
+def params(**extra):
+    ex = {"kernel_type": 2, "gamma": 2.0}
+    ex.update(extra)
+    return TrainParams(solver="dcsvm", C=4.0, eps=1e-6, threads=2, extra=ex)
+
+
+def test_one_level_one_cluster_is_the_plain_solver():
+    prob = moons(60)          # 60 rows: the cluster cap leaves a single cluster
+    X = Rows.of(prob)
+    plain = solve(X, prob.y, 4.0, Kernel(2, 2.0), eps=1e-6)
+    res = dcsvm.fit(X, prob.y, 4.0, Kernel(2, 2.0), params(levels=1))
+    assert res.extra["levels"][0]["clusters"] == 1
+    assert res.extra["levels"][0]["objective"] == plain.dual      # the level is the plain solve
+    assert abs(res.dual - plain.dual) <= 1e-7 * abs(plain.dual)
+
+
+def test_exact_dcsvm_reaches_the_qp_optimum():
+    prob = moons(400, seed=2)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0)
+    res = dcsvm.fit(X, prob.y, 4.0, k, params(levels=3, k_clusters=2, sample=200))
+    lv = [s["level"] for s in res.extra["levels"]]
+    assert lv[:3] == [3, 2, 1] and lv[-1] == 0
+    assert [s["clusters"] for s in res.extra["levels"][:3]] == [8, 4, 2]
+    Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
+    f_ref = objective(Q, dense_qp(Q, 4.0, iters=6000))
+    assert abs(res.dual - f_ref) <= 1e-6 * abs(f_ref)
+    assert abs(objective(Q, res.alpha) - f_ref) <= 1e-6 * abs(f_ref)
+
+
+def test_two_step_kmeans_linear_kernel_is_nearest_mean():
+    # with the linear kernel the feature-space centres are plain means: check step 2 by numpy
+    rng = np.random.default_rng(4)
+    blobs = np.array([[0, 0], [6, 0], [0, 6]])
+    Xd = blobs[rng.integers(0, 3, 300)] + rng.normal(scale=0.5, size=(300, 2))
+    X = Rows.of(sp.csr_matrix(Xd))
+    cl = two_step(X, np.arange(300), 3, 90, Kernel(0), rng)
+    assert cl.nr_cluster == 3
+    means = np.array([Xd[cl.sample_rows[cl.sample_cluster == k]].mean(0) for k in range(3)])
+    want = np.argmin(((Xd[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+    np.testing.assert_array_equal(cl.assign, want)
+    # well separated blobs come out whole
+    truth = np.argmin(((Xd[:, None, :] - blobs[None]) ** 2).sum(-1), axis=1)
+    assert len(set(zip(truth.tolist(), cl.assign.tolist()))) == 3
+    np.testing.assert_allclose(cl.const, (means ** 2).sum(1), rtol=1e-10)
+
+
+def tiny_early_model():
+    """Hand-made: linear kernel, two clusters, one local model each."""
+    centres = Rows.of(sp.csr_matrix(np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0]])))
+    svs = Rows.of(sp.csr_matrix(np.array([[1.0, 1.0], [0.0, 1.0]])))
+    lp = LocalPair(centres=centres, centre_cluster=np.array([0, 0, 1]),
+                   centre_const=np.array([1.0, 100.0]),          # |(1,0)|^2, |(10,0)|^2
+                   svs=svs, sv_cluster=np.array([0, 1]), sv_coef=np.array([2.0, -1.0]),
+                   rho=np.array([0.0, 0.5]))
+    return EarlyModel(kernel=Kernel(0), labels=np.array([1.0, -1.0]), pairs=[lp], nr_feature=2,
+                      level=1)
+
+
+def test_early_prediction_is_eq11_by_hand(tmp_path):
+    m = tiny_early_model()
+    test = sp.csr_matrix(np.array([[2.0, 3.0], [9.0, 1.0], [5.0, -4.0]]))
+    # (2,3): nearest centre (1,0) -> 2 * (2 + 3) = 10
+    # (9,1): nearest centre (10,0) -> -1 * 1 - 0.5 = -1.5
+    # (5,-4): |.-(1,0)|^2 = 32 < |.-(10,0)|^2 = 41 -> 2 * (5 - 4) = 2
+    np.testing.assert_allclose(m.decision_function(test)[:, 0], [10.0, -1.5, 2.0])
+    np.testing.assert_array_equal(m.predict(test), [1.0, -1.0, 1.0])
+    path = tmp_path / "e.model"
+    save_model(m, str(path))
+    back = load_model(str(path))
+    assert isinstance(back, EarlyModel)
+    np.testing.assert_array_equal(back.decision_function(test), m.decision_function(test))
+
+
+def test_early_model_from_training_matches_level_solution(tmp_path):
+    prob = moons(500, seed=3)
+    model = api.train(prob, params(levels=2, k_clusters=3, sample=150, early=1))
+    assert isinstance(model, EarlyModel) and model.level == 1
+    lp = model.pairs[0]
+    # eq. 11 directly: nearest centre by numpy over the dense kernel, then its local model
+    k = Kernel(2, 2.0)
+    A = prob.X.toarray()
+    C = lp.centres.dense(2)
+    KC = numpy_kernel(A, C, k)
+    cnt = np.bincount(lp.centre_cluster)
+    S = np.stack([KC[:, lp.centre_cluster == c].sum(1) / cnt[c] for c in range(lp.nr_cluster)], 1)
+    near = np.argmin(lp.centre_const[None] - 2 * S, axis=1)
+    KS = numpy_kernel(A, lp.svs.dense(2), k)
+    want = np.array([KS[i, lp.sv_cluster == near[i]] @ lp.sv_coef[lp.sv_cluster == near[i]]
+                     for i in range(len(A))])
+    np.testing.assert_allclose(model.decision_function(prob)[:, 0], want, rtol=1e-9, atol=1e-9)
+    acc = np.mean(model.predict(prob) == prob.y)
+    assert acc > 0.9
+    path = tmp_path / "early.model"
+    save_model(model, str(path))
+    np.testing.assert_array_equal(load_model(str(path)).decision_function(prob),
+                                  model.decision_function(prob))
+
+
+def test_multiclass_dcsvm_equals_kernel_solver():
+    from tests.test_libsvm_model import three_class
+
+    prob = three_class(2, n=240)
+    p_exact = TrainParams(solver="kernel", C=2.0, eps=1e-7, extra={"kernel_type": 2, "gamma": 1.0})
+    p_dc = TrainParams(solver="dcsvm", C=2.0, eps=1e-7,
+                       extra={"kernel_type": 2, "gamma": 1.0, "levels": 2, "k_clusters": 2})
+    a, b = api.train(prob, p_exact), api.train(prob, p_dc)
+    np.testing.assert_allclose(a.decision_function(prob), b.decision_function(prob), atol=1e-4)
+    for ra, rb in zip(a.report["classes"], b.report["classes"]):
+        assert abs(ra["dual"] - rb["dual"]) <= 1e-7 * abs(ra["dual"])
+
+
+def test_cli_early_and_level_report(tmp_path):
+    data = tmp_path / "moons.txt"
+    prob = moons(2400, seed=5)          # above DC_MIN_ROWS: the CLI runs in a subprocess
+    with open(data, "w") as f:
+        for i in range(prob.n_rows):
+            lo, hi = prob.indptr[i], prob.indptr[i + 1]
+            feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(prob.indices[lo:hi].tolist(),
+                                                              prob.data[lo:hi].tolist()))
+            f.write(f"{int(prob.y[i])} {feats}\n")
+    model = tmp_path / "m.early"
+    r = run_cli("train", "-s", "dcsvm", "-c", "4", "-g", "2", "--levels", "2", "--early",
+                "--test", data, data, model)
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "level" in err and "accuracy" in err
+    assert model.read_text().startswith("svmtool_early_model 1\n")
+    out = tmp_path / "pred"
+    r = run_cli("predict", data, model, out)
+    assert r.returncode == 0, r.stderr
+    m = load_model(str(model))
+    np.testing.assert_array_equal(np.array(out.read_text().split(), dtype=float),
+                                  m.predict(prob))
+
+
+@pytest.mark.shared
+def test_ijcnn1_subsample_dcsvm_objective():
+    from svmtool.io.svmlight import load_data
+
+    prob = load_data(shared_file("ijcnn1", "ijcnn1"))
+    keep = np.sort(np.random.default_rng(0).permutation(prob.n_rows)[:3000])
+    prob = prob.take_rows(keep)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0)
+    plain = solve(X, prob.y, 32.0, k, eps=1e-5)
+    res = dcsvm.fit(X, prob.y, 32.0, k, TrainParams(solver="dcsvm", C=32.0, eps=1e-5,
+                                                    extra={"levels": 3}))
+    assert abs(res.dual - plain.dual) <= 1e-3 * abs(plain.dual)
+
+
+def test_small_problem_is_not_divided_and_early_is_exact(monkeypatch):
+    monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 10_000)
+    prob = moons(300, seed=6)
+    exact = api.train(prob, TrainParams(solver="kernel", C=4.0, eps=1e-6,
+                                        extra={"kernel_type": 2, "gamma": 2.0}))
+    early = api.train(prob, params(early=2))
+    assert isinstance(early, EarlyModel) and early.pairs[0].nr_cluster == 1
+    np.testing.assert_allclose(early.decision_function(prob), exact.decision_function(prob),
+                               rtol=1e-12, atol=1e-12)

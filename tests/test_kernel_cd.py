@@ -1,0 +1,121 @@
+"""The kernel CD solver against a slow dense projected-gradient QP solver."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from svmtool.ops.kernels import Kernel, Rows
+from svmtool.solvers.kernel_cd import solve
+from tests.test_kernels import numpy_kernel
+
+
+def dense_qp(Q, C, iters=20000):
+    """min 1/2 a'Qa - e'a, 0 <= a <= C, by accelerated projected gradient (FISTA), to ~1e-12."""
+    n = len(Q)
+    L = np.linalg.eigvalsh(Q).max()
+    a = np.zeros(n)
+    z = a.copy()
+    t = 1.0
+    for _ in range(iters):
+        a_new = np.clip(z - (Q @ z - 1.0) / L, 0.0, C)
+        t_new = (1 + np.sqrt(1 + 4 * t * t)) / 2
+        z = a_new + (t - 1) / t_new * (a_new - a)
+        a, t = a_new, t_new
+    return a
+
+
+def objective(Q, a):
+    return 0.5 * a @ Q @ a - a.sum()
+
+
+def problem(seed, n=60, d=5):
+    rng = np.random.default_rng(seed)
+    Xd = rng.normal(size=(n, d))
+    Xd[rng.random(size=Xd.shape) < 0.3] = 0.0
+    y = np.where(Xd[:, 0] + 0.5 * Xd[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 0.2, 1.0, -1.0)
+    return sp.csr_matrix(Xd), y
+
+
+CASES = [(Kernel(2, 0.5), 1.0), (Kernel(2, 2.0), 10.0), (Kernel(1, 0.5, 1.0, 2), 0.5),
+         (Kernel(0), 2.0), (Kernel(3, 0.1, 0.0), 1.0), (Kernel(2, 0.5, kbias=1.0), 4.0)]
+
+
+@pytest.mark.parametrize("kernel,C", CASES, ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_matches_dense_qp(kernel, C, shrinking):
+    X, y = problem(11)
+    Q = np.outer(y, y) * numpy_kernel(X.toarray(), X.toarray(), kernel)
+    a_ref = dense_qp(Q, C)
+    res = solve(Rows.of(X), y, C, kernel, eps=1e-8, shrinking=shrinking)
+    assert res.converged
+    f_ref = objective(Q, a_ref)
+    assert objective(Q, res.alpha) <= f_ref + 1e-9 * abs(f_ref)
+    assert abs(res.dual - objective(Q, res.alpha)) <= 1e-9 * abs(f_ref)
+    np.testing.assert_allclose(res.alpha, a_ref, atol=1e-4 * C)
+    # the stopping rule, checked from the dense gradient
+    G = Q @ res.alpha - 1
+    pg = np.where(res.alpha <= 0, np.minimum(G, 0), np.where(res.alpha >= C, np.maximum(G, 0), G))
+    assert np.abs(pg).max() <= 1e-8
+
+
+def test_per_row_C_and_default_eps():
+    X, y = problem(4, n=80)
+    k = Kernel(2, 0.3)
+    C = np.where(y > 0, 3.0, 0.5)
+    Q = np.outer(y, y) * numpy_kernel(X.toarray(), X.toarray(), k)
+    res = solve(Rows.of(X), y, C, k)          # eps 1e-3
+    assert np.all(res.alpha <= C) and np.all(res.alpha >= 0)
+    G = Q @ res.alpha - 1
+    pg = np.where(res.alpha <= 0, np.minimum(G, 0), np.where(res.alpha >= C, np.maximum(G, 0), G))
+    assert np.abs(pg).max() <= 1e-3
+    f_ref = objective(Q, dense_qp(Q, C))
+    assert objective(Q, res.alpha) - f_ref <= 1e-3 * abs(f_ref)
+
+
+def test_tiny_cache_same_iterates():
+    # two cache slots: rows are evicted and recomputed, and shrinking forces partial rows;
+    # the iterates do not depend on the cache
+    X, y = problem(8, n=120)
+    k = Kernel(2, 0.4)
+    big = solve(Rows.of(X), y, 5.0, k, eps=1e-6)
+    tiny = solve(Rows.of(X), y, 5.0, k, eps=1e-6, cache_mb=1e-6)
+    assert tiny.extra["cache_misses"] > big.extra["cache_misses"]
+    np.testing.assert_array_equal(tiny.alpha, big.alpha)
+
+
+def test_warm_start_from_solution_takes_no_step_and_helps():
+    X, y = problem(9, n=100)
+    k = Kernel(2, 0.4)
+    cold = solve(Rows.of(X), y, 5.0, k, eps=1e-6)
+    warm = solve(Rows.of(X), y, 5.0, k, eps=1e-6, init_alpha=cold.alpha)
+    assert warm.iterations == 0
+    rough = solve(Rows.of(X), y, 5.0, k, eps=1e-1)
+    refined = solve(Rows.of(X), y, 5.0, k, eps=1e-6, init_alpha=rough.alpha)
+    assert refined.iterations <= cold.iterations - rough.iterations
+    assert abs(refined.dual - cold.dual) <= 1e-6 * abs(cold.dual)
+
+
+def test_kernel_bias_is_an_extra_constant_feature():
+    # K + b^2 with the linear kernel is the linear kernel on data with one more feature b
+    X, y = problem(12, n=70)
+    b = 1.5
+    with_bias = solve(Rows.of(X), y, 2.0, Kernel(0, kbias=b * b), eps=1e-9)
+    Xa = sp.hstack([X, np.full((70, 1), b)]).tocsr()
+    augmented = solve(Rows.of(Xa), y, 2.0, Kernel(0), eps=1e-9)
+    assert abs(with_bias.dual - augmented.dual) <= 1e-8 * abs(augmented.dual)
+
+
+def test_compaction_of_the_active_rows(monkeypatch):
+    # shrunk problems are copied into smaller ones (nested); same optimum as the dense QP
+    from svmtool.solvers import kernel_cd
+
+    monkeypatch.setattr(kernel_cd, "COMPACT_MIN_ROWS", 20)
+    X, y = problem(21, n=150)
+    k = Kernel(2, 0.5)
+    Q = np.outer(y, y) * numpy_kernel(X.toarray(), X.toarray(), k)
+    res = solve(Rows.of(X), y, 3.0, k, eps=1e-8, chunk_steps=5)
+    assert res.extra["compactions"] >= 1 and res.converged
+    f_ref = objective(Q, dense_qp(Q, 3.0))
+    assert abs(res.dual - f_ref) <= 1e-9 * abs(f_ref)
+    G = Q @ res.alpha - 1
+    assert np.abs(kernel_cd._pg_numpy(G, res.alpha, 3.0)).max() <= 1e-8
