@@ -15,11 +15,12 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat
+	$(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat || $(BIN)/python -m pip install -q -e .
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat \
+	  || $(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.runtime
 
 venv: $(VENV)/.runtime
@@ -48,7 +49,8 @@ demo: $(VENV)/.runtime
 # Never part of `make test`.  BENCH_ARGS="--suite quick" for the bundled data only.
 BENCH_ARGS ?=
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat \
+	  || $(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@ $(VENV)/.runtime
 
 bench: $(VENV)/.bench

@@ -50,7 +50,7 @@ def test_matches_dense_qp(kernel, C, shrinking):
     assert res.converged
     f_ref = objective(Q, a_ref)
     assert objective(Q, res.alpha) <= f_ref + 1e-9 * abs(f_ref)
-    assert abs(res.dual - objective(Q, res.alpha)) <= 1e-9 * abs(f_ref)
+    assert abs(-res.dual - objective(Q, res.alpha)) <= 1e-9 * abs(f_ref)
     np.testing.assert_allclose(res.alpha, a_ref, atol=1e-4 * C)
     # the stopping rule, checked from the dense gradient
     G = Q @ res.alpha - 1
@@ -116,6 +116,6 @@ def test_compaction_of_the_active_rows(monkeypatch):
     res = solve(Rows.of(X), y, 3.0, k, eps=1e-8, chunk_steps=5)
     assert res.extra["compactions"] >= 1 and res.converged
     f_ref = objective(Q, dense_qp(Q, 3.0))
-    assert abs(res.dual - f_ref) <= 1e-9 * abs(f_ref)
+    assert abs(-res.dual - f_ref) <= 1e-9 * abs(f_ref)
     G = Q @ res.alpha - 1
     assert np.abs(kernel_cd._pg_numpy(G, res.alpha, 3.0)).max() <= 1e-8

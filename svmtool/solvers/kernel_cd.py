@@ -326,7 +326,8 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     n_sv = int(np.count_nonzero(alpha > 0))
     res = SolverResult(
         w=np.zeros(0), iterations=int(stats["steps"]), primal=primal, gap=primal + dual,
-        gap_kind="max PG violation", converged=converged, dual=dual, n_sv=n_sv, alpha=alpha,
+        # SolverResult.dual is the dual objective -f(alpha) (<= primal), as the linear solvers
+        gap_kind="max PG violation", converged=converged, dual=-dual, n_sv=n_sv, alpha=alpha,
         extra={"pg_violation": float(maxviol), "objective": dual,
                "n_bounded_sv": int(np.count_nonzero(alpha >= C)) if n else 0,
                "cache_misses": int(stats["misses"]), "unshrinks": unshrinks,
