@@ -147,6 +147,14 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         cls = class_index(problem.y, labels)
     indptr, indices, data, n_cols = with_bias(problem, params.bias)
     weighted_c = _class_weights(params, labels)
+    if params.liblinear_rng and spec.module == "svmtool.solvers.dcd":
+        # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
+        from dataclasses import replace
+
+        from svmtool.solvers.dcd import glibc_rand_state
+
+        params = replace(params, extra={**params.extra,
+                                        "liblinear_rand_state": glibc_rand_state(params.seed)})
     if spec.kind == "multiclass":
         # one solver over all classes at once (Crammer-Singer: svmtool.solvers.mcsvm)
         from svmtool.solvers.mcsvm import train_multiclass

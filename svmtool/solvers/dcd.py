@@ -474,7 +474,13 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         w = np.zeros(n_features, dtype=np.float64)
 
     index = np.arange(n_rows, dtype=np.uint32)
-    rng = glibc_rand_state(params.seed) if params.liblinear_rng else splitmix_state(params.seed)
+    if params.liblinear_rng:
+        # one generator for all the subproblems of a training run, as rand() is in LIBLINEAR's
+        # process: the API passes it in params.extra; a lone call starts from srand(seed)
+        shared = params.extra.get("liblinear_rand_state") if params.extra else None
+        rng = shared if shared is not None else glibc_rand_state(params.seed)
+    else:
+        rng = splitmix_state(params.seed)
     fstate = np.array([np.inf, -np.inf, 0.0])
     istate = np.array([n_rows, 0, 0], dtype=np.int64)
     hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
