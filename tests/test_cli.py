@@ -101,3 +101,17 @@ def test_weights_liblinear_spelling_equals_long_option(tmp_path):
     assert r1.returncode == r2.returncode == r3.returncode == 0
     assert a.read_bytes() == b.read_bytes()
     assert a.read_bytes() != c.read_bytes()
+
+
+def test_small_predict_never_imports_numba(tmp_path):
+    # a short job on a small file pays no JIT start-up: the pure-Python reader and numpy scoring
+    model = tmp_path / "h.model"
+    assert run_cli("train", "-q", DATA / "heart_scale", model).returncode == 0
+    code = ("import sys; from svmtool.cli import run;"
+            f"rc = run(['predict', '-q', {str(DATA / 'heart_scale')!r}, {str(model)!r}, "
+            f"{str(tmp_path / 'out')!r}]); print(rc, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "False"]
+    ref = run_cli("predict", "-q", "--chunk-bytes", "4096", DATA / "heart_scale", model, "-")
+    assert ref.returncode == 0           # small chunks: the jitted reader, same predictions
+    assert ref.stdout == (tmp_path / "out").read_bytes()

@@ -13,7 +13,14 @@ from sklearn.datasets import load_svmlight_file
 
 from conftest import DATA, SHARED, TESTDATA, shared_file
 from svmtool.errors import DataFormatError
-from svmtool.io.svmlight import iter_svmlight_chunks, load_svmlight
+from svmtool.io import svmlight as _reader
+from svmtool.io.svmlight import iter_svmlight_chunks
+
+
+def load_svmlight(*args, **kw):
+    """These tests are of the jitted parser (test_parse_py checks the Python one against it)."""
+    kw.setdefault("engine", "jit")
+    return _reader.load_svmlight(*args, **kw)
 
 
 def same_as_sklearn(path, **kw):

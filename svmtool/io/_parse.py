@@ -26,41 +26,15 @@ import numpy as np
 
 from svmtool._jit import c_strtod, njit
 
-# status codes returned by fill_piece
-OK = 0
-ERR_NO_LABEL = 1
-ERR_BAD_LABEL = 2
-ERR_LABEL_NOT_FINITE = 3
-ERR_BAD_TOKEN = 4
-ERR_BAD_INDEX = 5
-ERR_INDEX_ZERO = 6
-ERR_NOT_INCREASING = 7
-ERR_DUPLICATE = 8
-ERR_BAD_VALUE = 9
-ERR_VALUE_NOT_FINITE = 10
-ERR_BAD_QID = 11
-ERR_NEED_INT64 = 12
-ERR_TOO_LONG = 13
-
-MESSAGES = {
-    ERR_NO_LABEL: "line has no label (it starts with the feature {token!r})",
-    ERR_BAD_LABEL: "label {token!r} is not a number",
-    ERR_LABEL_NOT_FINITE: "label {token!r} is not finite (NaN or Inf)",
-    ERR_BAD_TOKEN: "unexpected token {token!r} (expected index:value)",
-    ERR_BAD_INDEX: "feature index in {token!r} is not a non-negative integer",
-    ERR_INDEX_ZERO: ("feature index 0 in {token!r}: indices start at 1 "
-                     "(use --zero-based for files whose indices start at 0)"),
-    ERR_NOT_INCREASING: "feature indices not increasing at {token!r}",
-    ERR_DUPLICATE: "duplicate feature index at {token!r}",
-    ERR_BAD_VALUE: "feature value in {token!r} is not a number",
-    ERR_VALUE_NOT_FINITE: "feature value in {token!r} is not finite (NaN or Inf)",
-    ERR_BAD_QID: "qid in {token!r} is not a 64-bit integer",
-    ERR_TOO_LONG: "number in {token!r} is too long",
-}
+# status codes and messages: one definition shared with the pure-Python parser
+from svmtool.io._grammar import (  # noqa: E402,F401
+    ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
+    ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NEED_INT64, ERR_NO_LABEL, ERR_NOT_INCREASING,
+    ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_TOKEN, MESSAGES, OK)
 
 # exact powers of ten for Clinger's fast path
 _P10 = np.array([10.0 ** k for k in range(23)], dtype=np.float64)
-_MAX_TOKEN = 800          # longest number handed to strtod (bytes)
+_MAX_TOKEN = MAX_TOKEN    # longest number handed to strtod (bytes)
 _TWO53 = 1 << 53
 
 INT32_LIMIT = np.int64(2**31 - 1)

@@ -34,6 +34,10 @@ from svmtool.problem import Problem
 
 BLOCK_BYTES = 64 << 20
 _SMALL = 1 << 20           # below this size a single thread parses the whole input
+# plain files up to this size are parsed by the pure-Python parser (svmtool.io._parse_py), which
+# gives the same arrays and errors without importing numba: a short cron job or a predict on a
+# small file then pays no JIT start-up at all
+PY_PARSE_LIMIT = 256 << 10
 
 _GZIP = b"\x1f\x8b"
 _BZ2 = b"BZh"
@@ -274,6 +278,27 @@ class _Parser:
         raise DataFormatError(self.name, line, p.MESSAGES[status].format(token=token))
 
 
+def _load_small(inp, zero_based, n_features, comments):
+    """A small plain file, parsed without numba (identical results, see _parse_py)."""
+    from svmtool.io._parse_py import parse_bytes
+
+    indptr, indices, data, y, qid, cm, maxcol = parse_bytes(bytes(inp.buf), inp.name,
+                                                            bool(zero_based), bool(comments))
+    return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=cm,
+                            source=inp.name), maxcol, zero_based, n_features)
+
+
+def _checked(prob, maxcol, zero_based, n_features):
+    found = maxcol + 1
+    if n_features is not None:
+        if found > n_features:
+            raise DataFormatError(prob.source, None,
+                                  f"feature index {found if not zero_based else maxcol} is "
+                                  f"beyond n_features={n_features}")
+        prob.n_features = int(n_features)
+    return prob
+
+
 def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name):
     if rows == 0:
         raise DataFormatError(name, None, "empty input: no examples found")
@@ -282,15 +307,8 @@ def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name)
     # give back over-allocated memory when the upper bounds were loose (comments with ':')
     if len(out["indices"]) > 1.1 * nnz + 1024:
         indices, data = indices.copy(), data.copy()
-    found = maxcol + 1
-    if n_features is None:
-        n_features = found
-    elif found > n_features:
-        raise DataFormatError(name, None,
-                              f"feature index {found if not parser.zero_based else maxcol} is "
-                              f"beyond n_features={n_features}")
-    return Problem(indptr, indices, data, y, int(n_features), qid=qid, comments=comments,
-                   source=name)
+    return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=comments,
+                            source=name), maxcol, parser.zero_based, n_features)
 
 
 def _progress_bar(enabled, total, name):
@@ -303,20 +321,34 @@ def _progress_bar(enabled, total, name):
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, comments=False, threads=None,
-                  progress=False, block_bytes=BLOCK_BYTES):
+                  progress=False, block_bytes=BLOCK_BYTES, engine="auto"):
     """Read svmlight/libsvm text into a :class:`~svmtool.problem.Problem`.
 
     ``source``: a path or ``-`` (stdin); gzip/bzip2/xz are recognised by their magic bytes.
     ``zero_based``: feature indices start at 0 (else index 0 is an error).  ``n_features``: the
     width to give the matrix (an index beyond it is an error).  ``comments``: keep the text after
     ``#`` of each example.  ``threads``: parser threads (default: the cores, at most 8).
-    Raises :class:`~svmtool.errors.DataFormatError` naming the file, line and reason.
+    ``engine``: "auto" (plain files up to PY_PARSE_LIMIT bytes by the pure-Python parser, the rest
+    by the jitted one), "jit" or "python" (the latter only for plain files; both give identical
+    results).  Raises :class:`~svmtool.errors.DataFormatError` naming the file, line and reason.
     """
     with _Input(source) as inp:
-        return _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes)
+        return _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes,
+                           engine)
 
 
-def _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes):
+def _use_python(inp, engine):
+    if engine not in ("auto", "jit", "python"):
+        raise ValueError(f"engine must be auto, jit or python (got {engine!r})")
+    if inp.buf is None:
+        return False
+    return engine == "python" or (engine == "auto" and len(inp.buf) <= PY_PARSE_LIMIT)
+
+
+def _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes,
+                engine="auto"):
+    if _use_python(inp, engine):
+        return _load_small(inp, zero_based, n_features, comments)
     parser = _Parser(inp.name, zero_based, comments, threads)
     try:
         if inp.buf is not None:
@@ -419,7 +451,7 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
 
 
 def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
-                         threads=None):
+                         threads=None, engine="auto"):
     """Yield one :class:`Problem` per block of about ``chunk_bytes`` of whole lines, in order.
 
     Each chunk's ``n_features`` is the largest column seen in that chunk plus one.  Memory stays
@@ -427,6 +459,9 @@ def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, c
     raises DataFormatError, as :func:`load_svmlight` does.
     """
     with _Input(source) as inp:
+        if _use_python(inp, engine) and (engine == "python" or len(inp.buf) <= chunk_bytes):
+            yield _load_small(inp, zero_based, None, comments)
+            return
         parser = _Parser(inp.name, zero_based, comments, threads)
         try:
             if inp.buf is not None:

@@ -1,0 +1,47 @@
+"""Status codes, messages and limits of the svmlight grammar, shared by both parsers.
+
+The jitted parser (:mod:`svmtool.io._parse`, which imports numba) and the pure-Python one
+(:mod:`svmtool.io._parse_py`, used for small inputs so that short commands never import numba)
+must report the same errors with the same words; this module, which imports nothing, is the one
+place those are defined.  The grammar itself is described in :mod:`svmtool.io._parse`.
+"""
+
+# status codes returned by fill_piece (and raised, through _Parser.raise_error, as
+# DataFormatError(path, line, MESSAGES[status].format(token=...)))
+OK = 0
+ERR_NO_LABEL = 1
+ERR_BAD_LABEL = 2
+ERR_LABEL_NOT_FINITE = 3
+ERR_BAD_TOKEN = 4
+ERR_BAD_INDEX = 5
+ERR_INDEX_ZERO = 6
+ERR_NOT_INCREASING = 7
+ERR_DUPLICATE = 8
+ERR_BAD_VALUE = 9
+ERR_VALUE_NOT_FINITE = 10
+ERR_BAD_QID = 11
+ERR_NEED_INT64 = 12
+ERR_TOO_LONG = 13
+
+MESSAGES = {
+    ERR_NO_LABEL: "line has no label (it starts with the feature {token!r})",
+    ERR_BAD_LABEL: "label {token!r} is not a number",
+    ERR_LABEL_NOT_FINITE: "label {token!r} is not finite (NaN or Inf)",
+    ERR_BAD_TOKEN: "unexpected token {token!r} (expected index:value)",
+    ERR_BAD_INDEX: "feature index in {token!r} is not a non-negative integer",
+    ERR_INDEX_ZERO: ("feature index 0 in {token!r}: indices start at 1 "
+                     "(use --zero-based for files whose indices start at 0)"),
+    ERR_NOT_INCREASING: "feature indices not increasing at {token!r}",
+    ERR_DUPLICATE: "duplicate feature index at {token!r}",
+    ERR_BAD_VALUE: "feature value in {token!r} is not a number",
+    ERR_VALUE_NOT_FINITE: "feature value in {token!r} is not finite (NaN or Inf)",
+    ERR_BAD_QID: "qid in {token!r} is not a 64-bit integer",
+    ERR_TOO_LONG: "number in {token!r} is too long",
+}
+
+# a number of MAX_TOKEN bytes or more that needs the slow (strtod) conversion is ERR_TOO_LONG
+MAX_TOKEN = 800
+# a feature index of more than MAX_INDEX_DIGITS digits is ERR_BAD_INDEX
+MAX_INDEX_DIGITS = 18
+# the error messages quote at most this many bytes of the offending token (then "...")
+TOKEN_QUOTE_BYTES = 40
