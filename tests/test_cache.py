@@ -125,7 +125,7 @@ def cache_bytes(tmp_path):
     return path, path.read_bytes()
 
 
-def expect_error(path, data, match, **kw):
+def assert_cache_error(path, data, match, **kw):
     path.write_bytes(data)
     with pytest.raises(CacheFormatError, match=match) as e:
         load_cache(path, **kw)
@@ -143,7 +143,7 @@ def test_truncated(cache_bytes, cut):
         match = "truncated cache"
     else:
         match = f"truncated cache: expected {len(raw)} bytes, found {len(short)}"
-    expect_error(path, short, match)
+    assert_cache_error(path, short, match)
 
 
 def test_flipped_magic_and_text(cache_bytes):
@@ -151,16 +151,16 @@ def test_flipped_magic_and_text(cache_bytes):
     bad = bytearray(raw)
     bad[0] ^= 0xFF
     assert not is_cache(bytes(bad[:8]))
-    expect_error(path, bytes(bad), "not an svmtool cache")
-    expect_error(path, (DATA / "heart_scale").read_bytes(), "not an svmtool cache")
+    assert_cache_error(path, bytes(bad), "not an svmtool cache")
+    assert_cache_error(path, (DATA / "heart_scale").read_bytes(), "not an svmtool cache")
     # CR LF translated to LF (a file sent through a text-mode channel)
-    expect_error(path, raw.replace(b"\r\n", b"\n", 1), "not an svmtool cache")
+    assert_cache_error(path, raw.replace(b"\r\n", b"\n", 1), "not an svmtool cache")
 
 
 def test_newer_version(cache_bytes):
     path, raw = cache_bytes
     newer = raw[:8] + struct.pack("<I", 3) + raw[12:]
-    expect_error(path, newer, f"cache format version 3 is newer than this svmtool "
+    assert_cache_error(path, newer, f"cache format version 3 is newer than this svmtool "
                               f"\\(reads {CACHE_VERSION}\\)")
 
 
@@ -168,13 +168,13 @@ def test_corrupt_header_and_data(cache_bytes):
     path, raw = cache_bytes
     bad = bytearray(raw)
     bad[30] ^= 1                                   # inside n_rows
-    expect_error(path, bytes(bad), "header checksum")
+    assert_cache_error(path, bytes(bad), "header checksum")
     bad = bytearray(raw)
     bad[-3] ^= 1                                   # a label byte
     path.write_bytes(bytes(bad))
     load_cache(path)                               # not checked by default (no cost)
-    expect_error(path, bytes(bad), "array checksum", verify=True)
-    expect_error(path, raw + b"\0" * 64, "header says")
+    assert_cache_error(path, bytes(bad), "array checksum", verify=True)
+    assert_cache_error(path, raw + b"\0" * 64, "header says")
 
 
 def test_corrupt_structure_with_a_valid_checksum(tmp_path):

@@ -23,7 +23,7 @@ def load_svmlight(*args, **kw):
     return _reader.load_svmlight(*args, **kw)
 
 
-def same_as_sklearn(path, **kw):
+def assert_same_as_sklearn(path, **kw):
     X, y = load_svmlight_file(str(path), **kw)[:2]
     p = load_svmlight(path, n_features=X.shape[1])
     assert p.shape == X.shape
@@ -36,7 +36,7 @@ def same_as_sklearn(path, **kw):
 
 @pytest.mark.parametrize("name", ["heart_scale", "a9a", "a9a.t"])
 def test_bundled_data_equals_sklearn(name):
-    same_as_sklearn(DATA / name)
+    assert_same_as_sklearn(DATA / name)
 
 
 def test_quirks_file():
