@@ -49,6 +49,7 @@ Hsieh et al. 2014); pairs vote as in LIBSVM.  Numbers are written with ``%.17g``
 import numpy as np
 
 from svmtool.errors import ModelFormatError
+from svmtool.io.model_io import _parse_int
 from svmtool.ops.kernels import KERNEL_NAMES, Kernel, Rows
 
 KERNEL_TYPES = {name: i for i, name in enumerate(KERNEL_NAMES)}
@@ -140,16 +141,8 @@ def _num(tok, name, line, what):
         raise ModelFormatError(name, line, f"{what}: {tok!r} is not a number") from None
 
 
-def _int(tok, name, line, what, minimum=0):
-    try:
-        if "_" in tok:
-            raise ValueError
-        v = int(tok)
-    except ValueError:
-        raise ModelFormatError(name, line, f"{what}: {tok!r} is not an integer") from None
-    if v < minimum:
-        raise ModelFormatError(name, line, f"{what} must be >= {minimum} (got {v})")
-    return v
+# integers are read as in LIBLINEAR model files: one strict reader for both formats
+_int = _parse_int
 
 
 def _parse_rows(lines, first_line_no, n_prefix, name, what):
