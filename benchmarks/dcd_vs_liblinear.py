@@ -116,9 +116,9 @@ def run_ours(Xo, yo, s, C, eps, liblinear_rng):
 
 
 def _have_prefetch():
-    from svmtool.solvers import dcd
+    from svmtool.solvers import _dcd_jit
 
-    return dcd.HAVE_PREFETCH
+    return _dcd_jit.HAVE_PREFETCH
 
 
 def fmt_t(ts):

@@ -168,8 +168,9 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     else:
         tasks = [(i, weighted_c[i], params.C) for i in range(nr_class)]
     w = np.zeros((n_cols, len(tasks)), dtype=np.float64)
-    reports = []
-    for col, (i, c_pos, c_neg) in enumerate(tasks):
+
+    def one(col):
+        i, c_pos, c_neg = tasks[col]
         yb = np.where(cls == i, 1.0, -1.0)
         cb = None
         if callback is not None:
@@ -186,6 +187,21 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
 
             res = fallback_after_dual(res, indptr, indices, data, yb, n_cols, c_pos, c_neg,
                                       params, callback=cb)
+        return res
+
+    workers = _class_workers(params, spec, len(tasks), indptr)
+    if workers > 1:
+        # one-vs-rest classes are independent problems (each its own generator, same seed):
+        # solved on threads (the jitted loop releases the GIL), the models are the same
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="svmtool-ovr") as ex:
+            results = list(ex.map(one, range(len(tasks))))
+    else:
+        results = [one(col) for col in range(len(tasks))]
+    reports = []
+    for col, res in enumerate(results):
+        i = tasks[col][0]
         w[:, col] = res.w
         reports.append(_report(res, labels[i] if nr_class > 2 else labels[0]))
     elapsed = time.perf_counter() - t0
@@ -194,6 +210,28 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     model.report = {"solver": spec.name, "train_time": elapsed, "classes": reports,
                     "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
     return model
+
+
+# below this many stored values a class takes a few milliseconds: threads would not pay
+OVR_THREAD_MIN_NNZ = 50_000
+
+
+def _class_workers(params, spec, n_tasks, indptr):
+    """Threads for the one-vs-rest classes of the dual solvers (1: one after another).
+
+    Only the dual coordinate descent solvers: their classes are independent unless the LIBLINEAR
+    generator is emulated (``--liblinear-rng``: one rand() state runs through the classes in
+    order, as in LIBLINEAR's process), while the primal solvers already split each class's row
+    passes over the threads.
+    """
+    if n_tasks < 2 or params.liblinear_rng or spec.module != "svmtool.solvers.dcd":
+        return 1
+    if int(indptr[-1] - indptr[0]) < OVR_THREAD_MIN_NNZ:
+        return 1
+    from svmtool.engine.local import available_cores
+
+    want = available_cores() if params.threads is None else int(params.threads)
+    return max(1, min(want, n_tasks))
 
 
 def _report(res, label):

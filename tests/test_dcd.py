@@ -478,3 +478,98 @@ def test_input_checks_and_empty_problem():
     r = dcd.fit(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0),
                 np.zeros(0), 3, 1.0, 1.0, TrainParams())
     assert r.converged and r.w.tolist() == [0.0, 0.0, 0.0] and r.primal == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# the two engines: plain Python for small problems, the jitted loop, and the hand-over
+# ---------------------------------------------------------------------------------------------
+
+def assert_same_result(a, b):
+    assert np.array_equal(a.w, b.w) and np.array_equal(a.alpha, b.alpha)
+    assert a.iterations == b.iterations and a.converged == b.converged
+    assert a.primal == b.primal and a.dual == b.dual
+    assert a.extra["pg_violation"] == b.extra["pg_violation"]
+    assert a.extra["active_size"] == b.extra["active_size"]
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+@pytest.mark.parametrize("liblinear_rng", [False, True])
+@pytest.mark.parametrize("shrinking", [True, False])
+def test_python_engine_bit_identical_to_jitted(loss, liblinear_rng, shrinking):
+    # random data with empty rows (QD_ii = 0 under L1 loss: the x/0 path) and unequal costs
+    X, y = random_problem(11, empty_rows=4)
+    kw = dict(eps=1e-3, max_iter=400, liblinear_rng=liblinear_rng, shrinking=shrinking)
+    jit = run(X, y, 2.0, loss=loss, C_neg=0.7, extra={"dcd_engine": "jit"}, **kw)
+    py = run(X, y, 2.0, loss=loss, C_neg=0.7, extra={"dcd_engine": "python"}, **kw)
+    assert jit.iterations > 5
+    assert_same_result(py, jit)
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+def test_python_engine_heart_warm_start_and_cap(loss):
+    X, y = liblinear_order(*load(HEART), bias=1.0)
+    for kw in (dict(liblinear_rng=True), dict(eps=1e-6, max_iter=25, seed=3)):
+        jit = run(X, y, 4.0, loss=loss, extra={"dcd_engine": "jit"}, **kw)
+        py = run(X, y, 4.0, loss=loss, extra={"dcd_engine": "python"}, **kw)
+        assert_same_result(py, jit)
+    start = np.linspace(0.0, 1.0, len(y))
+    jit = run(X, y, 1.0, loss=loss, extra={"dcd_engine": "jit", "init_alpha": start})
+    py = run(X, y, 1.0, loss=loss, extra={"dcd_engine": "python", "init_alpha": start})
+    assert_same_result(py, jit)
+
+
+@pytest.mark.parametrize("budget", [1, 700, 20000])
+@pytest.mark.parametrize("liblinear_rng", [False, True])
+def test_hand_over_from_python_to_jitted_changes_nothing(budget, liblinear_rng):
+    X, y = liblinear_order(*load(HEART))
+    kw = dict(eps=1e-3, liblinear_rng=liblinear_rng)
+    jit = run(X, y, 2.0, extra={"dcd_engine": "jit"}, **kw)
+    mixed = run(X, y, 2.0, extra={"dcd_python_budget": budget}, **kw)
+    assert jit.iterations * len(y) > 20000         # so the largest budget also hands over
+    assert_same_result(mixed, jit)
+    with pytest.raises(ValueError, match="dcd_engine"):
+        run(X, y, 2.0, extra={"dcd_engine": "fast"})
+
+
+def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):
+    # a fresh process: training heart_scale from the command line stays in plain Python; with
+    # the Python budget nearly spent the same run moves to the jitted loop, same model bytes
+    model_a, model_b = tmp_path / "a.model", tmp_path / "b.model"
+    code = ("import sys; from svmtool.cli import run; from svmtool.solvers import dcd;"
+            "dcd._py_work_left[0] = int(sys.argv[2]);"
+            f"rc = run(['train', '-q', {str(HEART)!r}, sys.argv[1]]);"
+            "print(rc, 'numba' in sys.modules)")
+    outs = [subprocess.run([sys.executable, "-c", code, str(m), b], capture_output=True,
+                           text=True, check=True).stdout.split()
+            for m, b in ((model_a, "1500000"), (model_b, "3000"))]
+    assert outs == [["0", "False"], ["0", "True"]]
+    assert model_a.read_bytes() == model_b.read_bytes()
+
+
+def test_one_vs_rest_classes_on_threads_give_the_same_model(monkeypatch):
+    from svmtool import api
+    from svmtool.problem import Problem
+
+    rng = np.random.default_rng(5)
+    X = sp.random(900, 40, density=0.3, format="csr", random_state=rng)
+    X.sort_indices()
+    y = rng.integers(0, 4, size=900).astype(np.float64) * 2 + 1      # labels 1, 3, 5, 7
+    prob = Problem(X.indptr.astype(np.int64), X.indices, X.data, y, 40)
+    monkeypatch.setattr(api, "OVR_THREAD_MIN_NNZ", 0)
+    for solver in ("dcd-l2", "dcd-l1"):
+        one = api.train(prob, TrainParams(solver=solver, threads=1, bias=1.0))
+        two = api.train(prob, TrainParams(solver=solver, threads=2, bias=1.0))
+        assert api._class_workers(TrainParams(threads=2), get_spec(solver), 4, X.indptr) == 2
+        assert np.array_equal(one.w, two.w) and one.w.shape == (41, 4)
+        assert [r["iterations"] for r in one.report["classes"]] == \
+            [r["iterations"] for r in two.report["classes"]]
+        # each column is the binary problem "this class against the rest", solved alone
+        Xb = sp.hstack([X, np.ones((900, 1))], format="csr")
+        for col, label in enumerate(two.labels):
+            alone = run(Xb, np.where(y == label, 1.0, -1.0), 1.0,
+                        loss="l2" if solver == "dcd-l2" else "l1", eps=0.1)
+            assert np.array_equal(two.w[:, col], alone.w)
+    # LIBLINEAR's generator runs through the classes in order: never threads
+    assert api._class_workers(TrainParams(threads=2, liblinear_rng=True), get_spec("dcd-l2"),
+                              4, X.indptr) == 1
+    assert api._class_workers(TrainParams(threads=2), get_spec("newton"), 4, X.indptr) == 1

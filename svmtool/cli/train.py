@@ -76,7 +76,8 @@ def _solver_help():
               help="Draw permutations as LIBLINEAR does (its rand() and ordering): the model is "
                    "then bit-identical to LIBLINEAR's for the same data and options.")
 @click.option("--no-shrinking", is_flag=True, help="Turn the shrinking heuristic off.")
-@click.option("--threads", type=int, default=None, help="Threads for reading and row passes.")
+@click.option("--threads", type=int, default=None,
+              help="Threads for reading, row passes and one-vs-rest classes.")
 @click.option("-t", "kernel_type", type=int, default=2, show_default=True,
               help="Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
                    "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "

@@ -322,6 +322,22 @@ class LocalOracle:
         _sum_blocks(bufs.reshape(self.n_blocks, -1), out.reshape(-1))
         return out
 
+    def block_buffers(self, gkernel, out, *args):
+        """Like :meth:`reduce_blocks` but hands back the per-block buffers, unsummed, as an
+        array (n_blocks,) + out.shape (with one block: ``out`` itself, reshaped), for a caller
+        that folds the block-order sum into a pass of its own."""
+        if self.n_blocks == 1:
+            bufs = out.reshape((1,) + out.shape)
+            self.run_groups(gkernel, *args, bufs)
+            return bufs
+        key = ("blocks", out.shape)
+        bufs = self._bufs.get(key)
+        if bufs is None:
+            bufs = np.empty((self.n_blocks,) + out.shape, dtype=np.float64)
+            self._bufs[key] = bufs
+        self.run_groups(gkernel, *args, bufs)
+        return bufs
+
     def reduce_blocks_and_sum(self, gkernel, out, *args):
         """Both at once: ``gkernel(..., *args, parts, bufs)``; returns (sum of parts, out)."""
         parts = np.zeros(self.n_blocks, dtype=np.float64)

@@ -60,31 +60,34 @@ cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size`
 as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
 to LIBLINEAR both ways).
 
-The hot loop is one jitted function over raw arrays (``_dcd_iterations``) that runs outer
-iterations until a work budget is spent, so that the Python driver can call ``callback`` between
-calls at a negligible cost (a call costs about 3 us; one call per outer iteration measured +2 to
+Two engines.  The hot loop is one jitted function over raw arrays
+(:func:`svmtool.solvers._dcd_jit._dcd_iterations`); :mod:`svmtool.solvers._dcd_py` is the same
+loop in plain Python.  Importing numba and loading cached kernels costs a fresh process
+0.5-0.7 s, against milliseconds of solving for a file such as heart_scale, so with
+``params.extra["dcd_engine"] = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
+entries starts in Python when the jitted kernels are not loaded yet, and moves to the jitted loop
+once the process has spent ``PY_WORK_BUDGET`` stored-entry visits in Python; the loop's whole
+state lives in arrays, so the hand-over changes nothing in the result (tested bit for bit).
+``"jit"`` and ``"python"`` force one engine.
+
+The jitted loop runs outer iterations until a work budget is spent, so that the Python driver
+can call ``callback`` between calls at a negligible cost (a call costs about 3 us; one call per outer iteration measured +2 to
 +5% on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored entries is within noise);
 per-iteration numbers come back in a history buffer and the callback is still called once per
 outer iteration.  Index arrays are unsigned (uint64 ``indptr``, uint32 ``indices`` and
 permutation): numba then emits no negative-index wrap-around code.  The rows visited next are
-prefetched (see ``_pf`` below), the one change that makes the loop faster than LIBLINEAR's C: a
+prefetched (see ``_pf`` in _dcd_jit), the one change that makes the loop faster than LIBLINEAR's C: a
 visit is dominated by cache misses on a row chosen at random.  Floating-point operations are
 those of LIBLINEAR, in its order (sums left to right over a row, no fused multiply-add), which is
 what makes the weights bit-identical.
 """
 
+import sys
 import time
 
 import numpy as np
 
-from svmtool._jit import njit
-from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
 from svmtool.solvers import SolverResult
-
-try:    # a real prefetch instruction (llvm.prefetch), if _jit provides one
-    from svmtool._jit import prefetch as _jit_prefetch
-except ImportError:
-    _jit_prefetch = None
 
 DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
@@ -92,22 +95,18 @@ LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
 # costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
 CALLBACK_WORK_BUDGET = 1 << 21
 _HIST_ROWS = 1024          # outer iterations recorded per call at most
-
-_ZERO = np.uint64(0)
-_ONE = np.uint64(1)
-_MASK32 = np.uint64(0xFFFFFFFF)
-_TWO32 = np.uint64(1 << 32)
-_SHIFT32 = np.uint64(32)
-_GLIBC_DEG = np.uint64(31)
 _GLIBC_F = 31              # slots of the rng array holding glibc's front and rear positions
 _GLIBC_R = 32
-_SM_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_SM_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_SM_M2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
 
+# Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
+# stored entries starts in plain Python (svmtool.solvers._dcd_py) unless the jitted kernels are
+# already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per process (about
+# 0.3 s, half of what importing numba and loading the kernels costs) before the rest of the
+# work goes to the jitted loop, which resumes from the same state: the result is the same.
+SMALL_NNZ = 200_000
+PY_WORK_BUDGET = 1_500_000
+_py_work_left = [PY_WORK_BUDGET]
+ENGINES = ("auto", "jit", "python")
 
 # --------------------------------------------------------------------------------------------
 # random numbers
@@ -148,29 +147,10 @@ def glibc_rand_state(seed=1):
     return state
 
 
-@njit
-def _glibc_rand(rng):
-    """One glibc ``rand()`` value (0 <= v < 2^31) from the emulated state; advances it."""
-    f = rng[_GLIBC_F]
-    r = rng[_GLIBC_R]
-    v = (rng[f] + rng[r]) & _MASK32
-    rng[f] = v
-    f += _ONE
-    r += _ONE
-    if f >= _GLIBC_DEG:
-        f = _ZERO
-    if r >= _GLIBC_DEG:
-        r = _ZERO
-    rng[_GLIBC_F] = f
-    rng[_GLIBC_R] = r
-    return v >> _ONE
-
-
-@njit
 def glibc_rand_fill(rng, out):
     """Fill ``out`` (uint64) with successive emulated ``rand()`` values (for tests)."""
-    for k in range(out.shape[0]):
-        out[k] = _glibc_rand(rng)
+    from svmtool.solvers._dcd_jit import glibc_rand_fill as fill
+    fill(rng, out)
 
 
 def splitmix_state(seed):
@@ -178,229 +158,6 @@ def splitmix_state(seed):
     state = np.zeros(33, dtype=np.uint64)
     state[0] = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & (2**64 - 1))
     return state
-
-
-@njit
-def _splitmix_next(rng):
-    z = rng[0] + _SM_GAMMA
-    rng[0] = z
-    z = (z ^ (z >> _S30)) * _SM_M1
-    z = (z ^ (z >> _S27)) * _SM_M2
-    return z ^ (z >> _S31)
-
-
-@njit
-def _bounded(rng, n):
-    """Uniform integer in [0, n) for 0 < n < 2^32 (Lemire's multiply-shift with rejection)."""
-    m = (_splitmix_next(rng) >> _SHIFT32) * n
-    low = m & _MASK32
-    if low < n:
-        t = (_TWO32 - n) % n
-        while low < t:
-            m = (_splitmix_next(rng) >> _SHIFT32) * n
-            low = m & _MASK32
-    return m >> _SHIFT32
-
-
-# --------------------------------------------------------------------------------------------
-# prefetching the rows visited next
-# --------------------------------------------------------------------------------------------
-# The rows are visited in random order, so each visit starts with cache misses (the row's
-# indptr, alpha, qd and y entries, then its indices and data).  The permutation is known in
-# advance: while row s is processed, the per-row entries of row s + _PF_FAR and the stored
-# entries of row s + _PF_NEAR are requested.  With a prefetch instruction from svmtool._jit this
-# halved the time on a9a and ijcnn1; without it, plain loads whose values are summed into a
-# sink (a "touch") do part of the same (the out-of-order core overlaps them with the work on
-# the current row), 10-25% on a9a.  Either way only reads, so results are unchanged.
-
-if _jit_prefetch is not None:
-    HAVE_PREFETCH = True
-    _PF_FAR = np.uint64(8)
-    _PF_NEAR = np.uint64(4)
-
-    @njit
-    def _pf(arr, i):
-        _jit_prefetch(arr, i)
-        return 0.0
-else:
-    HAVE_PREFETCH = False
-    _PF_FAR = np.uint64(2)
-    _PF_NEAR = np.uint64(1)
-
-    @njit
-    def _pf(arr, i):
-        return float(arr[i])
-
-_PF_LINE = np.uint64(8)    # float64 entries per 64-byte cache line
-
-
-# --------------------------------------------------------------------------------------------
-# the jitted outer iterations
-# --------------------------------------------------------------------------------------------
-
-@njit(error_model="numpy")
-def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
-                    use_glibc, shrinking, eps, max_iter, work_budget, hist):
-    """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
-
-    indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
-    ``istate[0]`` entries are the active rows), bounds float64[4] = (U_neg, U_pos, D_neg, D_pos),
-    fstate float64[3] = (PGmax_old, PGmin_old, scratch), istate int64[3] = (active_size, iterations,
-    converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
-    t-th iteration done in this call; returns the number of iterations done.
-    """
-    inf = np.inf
-    n_rows = np.uint64(index.shape[0])
-    active = np.uint64(istate[0])
-    it = istate[1]
-    pgmax_old = fstate[0]
-    pgmin_old = fstate[1]
-    u_neg = bounds[0]
-    u_pos = bounds[1]
-    d_neg = bounds[2]
-    d_pos = bounds[3]
-    n_hist = hist.shape[0]
-    n_data = np.uint64(data.shape[0])
-    done = 0
-    work = _ZERO
-    sink = 0.0
-    while it < max_iter and done < n_hist:
-        # a fresh random order of the active rows
-        if use_glibc:
-            for i in range(active):
-                j = i + _glibc_rand(rng) % (active - i)
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
-        else:
-            for i in range(active):
-                j = i + _bounded(rng, active - i)
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
-
-        pgmax_new = -inf
-        pgmin_new = inf
-        s = _ZERO
-        while s < active:
-            i = index[s]
-            p0 = indptr[i]
-            p1 = indptr[i + _ONE]
-            work += p1 - p0
-            if s + _PF_FAR < active:
-                r = index[s + _PF_FAR]
-                sink += _pf(indptr, r) + _pf(alpha, r) + _pf(qd, r) + _pf(y, r)
-            if s + _PF_NEAR < active:
-                q = indptr[index[s + _PF_NEAR]]
-                if q < n_data:
-                    sink += _pf(data, q) + _pf(indices, q)
-                    q += _PF_LINE
-                    if q < n_data:
-                        sink += _pf(data, q)
-            yi = y[i]
-            g = 0.0
-            for k in range(p0, p1):
-                g += w[indices[k]] * data[k]
-            g = yi * g - 1.0
-            if yi > 0:
-                c = u_pos
-                dii = d_pos
-            else:
-                c = u_neg
-                dii = d_neg
-            a = alpha[i]
-            g += a * dii
-
-            pg = 0.0
-            if a == 0.0:
-                if g > pgmax_old:
-                    active -= _ONE
-                    index[s] = index[active]
-                    index[active] = i
-                    continue
-                elif g < 0.0:
-                    pg = g
-            elif a == c:
-                if g < pgmin_old:
-                    active -= _ONE
-                    index[s] = index[active]
-                    index[active] = i
-                    continue
-                elif g > 0.0:
-                    pg = g
-            else:
-                pg = g
-
-            if pg > pgmax_new:
-                pgmax_new = pg
-            if pg < pgmin_new:
-                pgmin_new = pg
-
-            if abs(pg) > 1.0e-12:
-                na = a - g / qd[i]
-                if not (na > 0.0):
-                    na = 0.0
-                if not (na < c):
-                    na = c
-                alpha[i] = na
-                d = (na - a) * yi
-                for k in range(p0, p1):
-                    w[indices[k]] += d * data[k]
-            s += _ONE
-
-        it += 1
-        hist[done, 0] = pgmax_new
-        hist[done, 1] = pgmin_new
-        hist[done, 2] = float(active)
-        done += 1
-
-        if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
-                and abs(pgmin_new) <= eps):
-            if active == n_rows:
-                istate[2] = 1
-                break
-            # converged on the shrunk problem: check every row once more
-            active = n_rows
-            pgmax_old = inf
-            pgmin_old = -inf
-        else:
-            pgmax_old = pgmax_new
-            pgmin_old = pgmin_new
-            if pgmax_old <= 0.0 or not shrinking:
-                pgmax_old = inf
-            if pgmin_old >= 0.0 or not shrinking:
-                pgmin_old = -inf
-        if work >= work_budget:
-            break
-
-    istate[0] = np.int64(active)
-    istate[1] = it
-    fstate[0] = pgmax_old
-    fstate[1] = pgmin_old
-    fstate[2] = sink          # keeps the prefetching loads alive; no meaning
-    return done
-
-
-@njit
-def _projected_gradient(margins, y, alpha, bounds):
-    """Projected gradient of the dual at alpha given y_i w'x_i (over all rows)."""
-    n = alpha.shape[0]
-    out = np.empty(n, dtype=np.float64)
-    for i in range(n):
-        if y[i] > 0:
-            c = bounds[1]
-            dii = bounds[3]
-        else:
-            c = bounds[0]
-            dii = bounds[2]
-        g = margins[i] - 1.0 + alpha[i] * dii
-        if alpha[i] <= 0.0:
-            out[i] = min(g, 0.0)
-        elif alpha[i] >= c:
-            out[i] = max(g, 0.0)
-        else:
-            out[i] = g
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,6 +184,31 @@ def _unsigned_views(indptr, indices, n_features):
     else:
         indices_u = indices.astype(np.uint32)
     return indptr, indptr.view(np.uint64), indices_u
+
+
+class _python_ops:
+    """The three row passes of the driver in plain Python (small problems), as numpy arrays."""
+
+    @staticmethod
+    def row_sq_norms(indptr, data):
+        from svmtool.solvers import _dcd_py
+        return np.array(_dcd_py.row_sq_norms(indptr, data), dtype=np.float64)
+
+    @staticmethod
+    def csr_dot_dense(indptr, indices, data, w):
+        from svmtool.solvers import _dcd_py
+        return np.array(_dcd_py.csr_dot_dense(indptr, indices, data, w), dtype=np.float64)
+
+    @staticmethod
+    def csr_t_dot(indptr, indices, data, v, n_features):
+        from svmtool.solvers import _dcd_py
+        return np.array(_dcd_py.csr_t_dot(indptr, indices, data, v, n_features),
+                        dtype=np.float64)
+
+
+def _jit_ops():
+    from svmtool.ops import sparse
+    return sparse
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
@@ -459,7 +241,22 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     pos = y > 0
     upper = np.where(pos, bounds[1], bounds[0])
     diag = np.where(pos, bounds[3], bounds[2])
-    qd = diag + row_sq_norms(indptr, data)      # LIBLINEAR: QD = D_ii + x_i'x_i
+    engine = (params.extra.get("dcd_engine") if params.extra else None) or "auto"
+    if engine not in ENGINES:
+        raise ValueError(f"dcd_engine must be one of {ENGINES} (got {engine!r})")
+    nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
+    forced_budget = params.extra.get("dcd_python_budget") if params.extra else None
+    if engine == "python":
+        small, py_left = True, None                     # None: no limit
+    elif engine == "jit":
+        small, py_left = False, 0
+    elif forced_budget is not None:                     # tests: hand over after this much work
+        small, py_left = True, int(forced_budget)
+    else:
+        small = nnz <= SMALL_NNZ and "svmtool.solvers._dcd_jit" not in sys.modules
+        py_left = _py_work_left[0] if small else 0
+    ops = _python_ops() if small else _jit_ops()
+    qd = diag + ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
 
     init_alpha = params.extra.get("init_alpha") if params.extra else None
     if init_alpha is not None:
@@ -468,7 +265,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
             raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
         alpha = np.minimum(np.maximum(alpha, 0.0), upper)
         alpha = np.where(np.isnan(alpha), 0.0, alpha)
-        w = csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
     else:
         alpha = np.zeros(n_rows, dtype=np.float64)
         w = np.zeros(n_features, dtype=np.float64)
@@ -487,14 +284,33 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None else 2**63)
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
+    # plain Python while the problem is small and the process-wide budget lasts (auto), then
+    # (or from the start) the jitted loop, resuming from the same state
+    in_python = py_left is None or py_left > 0
     if n_rows > 0:
         while True:
             # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the
             # generator, x/0 for an empty row in the L1 case, both intended)
             with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-                done = _dcd_iterations(indptr_u, indices_u, data, y, qd, alpha, w, index,
-                                       bounds, fstate, istate, rng, bool(params.liblinear_rng),
-                                       bool(params.shrinking), eps, max_iter, budget, hist)
+                if in_python:
+                    from svmtool.solvers._dcd_py import dcd_iterations
+                    step = budget if py_left is None else min(int(budget), py_left)
+                    done, work = dcd_iterations(indptr, indices_u, data, y, qd, alpha, w, index,
+                                                bounds, fstate, istate, rng,
+                                                bool(params.liblinear_rng),
+                                                bool(params.shrinking), eps, max_iter, step,
+                                                hist)
+                    if py_left is not None:
+                        py_left -= work
+                        in_python = py_left > 0
+                        if forced_budget is None:
+                            _py_work_left[0] -= work
+                else:
+                    from svmtool.solvers._dcd_jit import _dcd_iterations
+                    done = _dcd_iterations(indptr_u, indices_u, data, y, qd, alpha, w, index,
+                                           bounds, fstate, istate, rng,
+                                           bool(params.liblinear_rng), bool(params.shrinking),
+                                           eps, max_iter, budget, hist)
             if done:
                 last = tuple(hist[done - 1])
             if callback is not None:
@@ -510,14 +326,16 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                 break
     else:
         istate[2] = 1
+    if small and "svmtool.solvers._dcd_jit" in sys.modules:
+        ops = _jit_ops()     # handed over to the jitted loop: its row passes are loaded anyway
     if params.extra and params.extra.get("w_recalc"):
         # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
-        w = csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
     t_solved = time.perf_counter()
 
     iterations = int(istate[1])
     converged = bool(istate[2])
-    margins = y * csr_dot_dense(indptr, indices_u, data, w)
+    margins = y * ops.csr_dot_dense(indptr, indices_u, data, w)
     slack = np.maximum(0.0, 1.0 - margins)
     cost = np.where(pos, C_pos, C_neg)
     ww = float(w @ w)
@@ -562,5 +380,8 @@ def projected_gradient(indptr, indices, data, y, w, alpha, C_pos, C_neg, loss="l
     else:
         bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
     y = np.ascontiguousarray(y, dtype=np.float64)
+    from svmtool.ops.sparse import csr_dot_dense
+    from svmtool.solvers._dcd_jit import _projected_gradient
+
     margins = y * csr_dot_dense(indptr, indices, data, np.ascontiguousarray(w, dtype=np.float64))
     return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), bounds)

@@ -195,6 +195,38 @@ def _hv_group(indptr, indices, data, bounds, b0, b1, v, dcoef, want_xv, xv, bufs
     return 0
 
 
+@njit(inline="always")
+def _sum_add_entry(bufs, nb, v, out, j):
+    h = bufs[0, j]
+    for b in range(1, nb):
+        h += bufs[b, j]
+    h += v[j]
+    out[j] = h
+    return v[j] * h
+
+
+@njit
+def _sum_add_dot(bufs, v, out):
+    """out[j] = ((bufs[0, j] + bufs[1, j]) + ...) + v[j] (block order, then H's identity
+    term); returns v'out, the curvature of conjugate gradient, from four running sums (entries
+    j mod 4, added as (s0 + s1) + (s2 + s3)).  ``out`` may be ``bufs[0]`` itself (one block)."""
+    nb = bufs.shape[0]
+    n = out.shape[0]
+    m = n - n % 4
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for j in range(0, m, 4):
+        s0 += _sum_add_entry(bufs, nb, v, out, j)
+        s1 += _sum_add_entry(bufs, nb, v, out, j + 1)
+        s2 += _sum_add_entry(bufs, nb, v, out, j + 2)
+        s3 += _sum_add_entry(bufs, nb, v, out, j + 3)
+    for j in range(m, n):
+        s0 += _sum_add_entry(bufs, nb, v, out, j)
+    return (s0 + s1) + (s2 + s3)
+
+
 # --------------------------------------------------------------------------------------------
 # the objective
 # --------------------------------------------------------------------------------------------
@@ -290,6 +322,18 @@ class Objective:
         self.passes += 1
         hv += v
         return hv
+
+    def hess_vec_dot(self, v, xv=None):
+        """``(H v, v'H v)``: the block buffers of the data term, the identity term ``v`` and the
+        curvature summed in one pass (:func:`_sum_add_dot`); same ``H v`` as :meth:`hess_vec`."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        want = xv is not None
+        if not want:
+            xv = self.z
+        bufs = self.oracle.block_buffers(_hv_group, self._hv, v, self.dcoef, want, xv)
+        self.passes += 1
+        vhv = _sum_add_dot(bufs, v, self._hv)
+        return self._hv, vhv
 
     # ---- conveniences (tests, notebooks) ---------------------------------------------------
     def value_at(self, w):
