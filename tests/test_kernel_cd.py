@@ -119,3 +119,27 @@ def test_compaction_of_the_active_rows(monkeypatch):
     assert abs(-res.dual - f_ref) <= 1e-9 * abs(f_ref)
     G = Q @ res.alpha - 1
     assert np.abs(kernel_cd._pg_numpy(G, res.alpha, 3.0)).max() <= 1e-8
+
+
+def test_rebuild_after_shrinking_from_a_warm_start_is_exact(monkeypatch):
+    # a warm start moves few variables: the rebuild of the shrunk rows' gradient adds only
+    # their change to the gradient of the start; it must equal the gradient from scratch
+    from svmtool.solvers import kernel_cd
+
+    calls = {"full": 0}
+    real = kernel_cd.gradient
+
+    def counting(*a, **kw):
+        calls["full"] += 1
+        return real(*a, **kw)
+
+    X, y = problem(23, n=200)
+    k = Kernel(2, 0.6)
+    Q = np.outer(y, y) * numpy_kernel(X.toarray(), X.toarray(), k)
+    rough = solve(Rows.of(X), y, 4.0, k, eps=0.3)
+    monkeypatch.setattr(kernel_cd, "gradient", counting)
+    res = solve(Rows.of(X), y, 4.0, k, eps=1e-9, init_alpha=rough.alpha)
+    assert res.converged and res.extra["unshrinks"] >= 1
+    np.testing.assert_allclose(res.extra["gradient"], Q @ res.alpha - 1, rtol=1e-9, atol=1e-9)
+    assert np.abs(kernel_cd._pg_numpy(Q @ res.alpha - 1, res.alpha, 4.0)).max() <= 1e-8
+    assert calls["full"] == 1      # the warm start's gradient; every rebuild was incremental

@@ -49,6 +49,30 @@ def test_block_matches_numpy(k, density):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("k", KERNELS, ids=lambda k: f"{k.name}-b{k.kbias}")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_large_dense_block_by_blas_and_numpy_slabs(k, threads, monkeypatch):
+    # a block above BLAS_MIN_BLOCK on dense rows: matrix product, then the kernel by numpy
+    # ufuncs in slabs of rows (made small here so that there are many, with a short last one)
+    import svmtool.ops.kernels as kmod
+
+    monkeypatch.setattr(kmod, "_SLAB_VALUES", 7 * 60)
+    rng = np.random.default_rng(11)
+    A = random_csr(rng, 300, 10, 0.9)
+    B = random_csr(rng, 80, 10, 0.9)
+    rows_a = rng.permutation(300)[:290]
+    rows_b = rng.permutation(80)[:60]
+    assert len(rows_a) * len(rows_b) >= kmod.BLAS_MIN_BLOCK
+    got = kernel_block_threads(Rows.of(A), rows_a, Rows.of(B), rows_b, k, threads=threads)
+    want = numpy_kernel(A.toarray()[rows_a], B.toarray()[rows_b], k)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    if k.ktype == 2:
+        # identical rows: exactly K = 1 (+ kbias), never above it through rounding
+        same = kernel_block_threads(Rows.of(A), np.arange(300), Rows.of(A), np.arange(20), k)
+        assert np.all(same <= 1.0 + k.kbias)
+        assert np.allclose(same[np.arange(20), np.arange(20)], 1.0 + k.kbias, rtol=1e-12)
+
+
 def test_block_with_extra_test_features():
     # columns of the test rows that the other side never has still count in |u - v|^2
     rng = np.random.default_rng(5)
@@ -77,3 +101,19 @@ def test_row_sq_norms():
     A = random_csr(rng, 30, 20, 0.4)
     got = row_sq_norms(A.indptr.astype(np.int64), A.indices, A.data)
     np.testing.assert_allclose(got, (A.toarray() ** 2).sum(1), rtol=1e-14)
+
+
+def test_vectorised_exp_against_numpy():
+    from svmtool.ops.kernels import exp_nonpositive
+
+    rng = np.random.default_rng(2)
+    x = np.concatenate([-rng.random(5000) * 50, -rng.random(500) * 1e-6, -np.logspace(-300, 2.8, 500),
+                        [0.0, -0.0, -0.5 * np.log(2), -700.0, -708.0]])
+    got = x.copy()
+    n = len(x) - 3
+    exp_nonpositive(got, n, np.empty(len(x), dtype=np.int64))
+    np.testing.assert_allclose(got[:n], np.exp(x[:n]), rtol=5e-15, atol=0)
+    assert np.array_equal(got[n:], x[n:])                 # entries past n untouched
+    below = np.array([-709.0, -1e4, -np.inf])
+    exp_nonpositive(below, 3, np.empty(3, dtype=np.int64))
+    assert np.all((below > 0) & (below <= np.exp(-708.0) * (1 + 1e-14)))   # clamped, not 0 or nan

@@ -58,8 +58,9 @@ from dataclasses import replace
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (Kernel, Rows, dense_kernel, gather_dot, kernel_expansion,
-                                 kernel_from_dot, n_threads, scatter, unscatter)
+from svmtool.ops.kernels import (Kernel, Rows, dense_dist2, dense_kernel, exp_nonpositive,
+                                 gather_dot, kernel_expansion, kernel_from_dot, n_threads,
+                                 scatter, unscatter)
 from svmtool.solvers import SolverResult
 
 DEFAULT_EPS = 1e-3
@@ -72,7 +73,7 @@ _N_ACT, _EPOCH, _CLOCK, _STEPS, _COUNTER, _MISSES, _BEST, _FRESH = range(8)
 @njit
 def _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, coef0, degree,
              kbias, n_buf, buf, act, n_act, n, epoch, cache, slot_of, slot_row, slot_stamp,
-             slot_epoch, istate):
+             slot_epoch, istate, tmp, bits):
     """Slot of the cache holding the row of variable i (computed on a miss)."""
     istate[_CLOCK] += 1
     s = slot_of[i]
@@ -95,6 +96,27 @@ def _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, co
         slot_of[i] = s
     istate[_MISSES] += 1
     yi = y[i]
+    if ktype == 2:
+        # rbf: the exponents first, then exp over all of them in one vectorised loop
+        if use_dense:
+            d = dense.shape[1]
+            for t in range(n_act):
+                tmp[t] = -gamma * dense_dist2(dense, i, dense, act[t], d)
+        else:
+            scatter(indptr, indices, data, i, buf)
+            sqi = sq[i]
+            for t in range(n_act):
+                j = act[t]
+                dot = gather_dot(indptr, indices, data, j, buf, n_buf)
+                tmp[t] = -gamma * (sqi + sq[j] - 2.0 * dot)
+            unscatter(indptr, indices, i, buf)
+        exp_nonpositive(tmp, n_act, bits)
+        for t in range(n_act):
+            j = act[t]
+            cache[s, j] = yi * y[j] * (tmp[t] + kbias)
+        slot_epoch[s] = -1 if n_act == n else epoch
+        slot_stamp[s] = istate[_CLOCK]
+        return s
     if use_dense:
         d = dense.shape[1]
         for t in range(n_act):
@@ -160,6 +182,8 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
     """Greedy CD steps until the active rows meet ``eps`` (returns 1) or ``budget`` (returns 0)."""
     n = y.shape[0]
     buf = np.zeros(n_buf, dtype=np.float64)
+    tmp = np.empty(n, dtype=np.float64)
+    bits = np.empty(n, dtype=np.int64)
     if istate[_FRESH] == 1:
         _select(G, alpha, C, qd, act, istate[_N_ACT], istate, fstate)
         istate[_FRESH] = 0
@@ -197,7 +221,7 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
         alpha[i] = a_new
         s = _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, coef0,
                      degree, kbias, n_buf, buf, act, n_act, n, istate[_EPOCH], cache, slot_of,
-                     slot_row, slot_stamp, slot_epoch, istate)
+                     slot_row, slot_stamp, slot_epoch, istate, tmp, bits)
         best = -1
         best_score = 0.0
         mv = 0.0
@@ -300,6 +324,8 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     else:
         alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
         G = gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
+    # the last point where G was exact for every row: a rebuild adds the change since then
+    ref = (alpha.copy(), G.copy())
     max_steps = max(10_000_000, 100 * n) if max_steps is None else int(max_steps)
     stats = {"steps": 0, "misses": 0}
     converged = False
@@ -315,7 +341,8 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
         if status == 1 and len(active) == n:
             converged = True
             break
-        _rebuild(X, y, alpha, G, kernel, active, threads, cache_mb)
+        _rebuild(X, y, alpha, G, kernel, active, threads, cache_mb, ref)
+        ref = (alpha.copy(), G.copy())
         if status != 1:
             break
         unshrinks += 1
@@ -404,15 +431,33 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
             return status, A[act_sub], mv
 
 
-def _rebuild(X, y, alpha, G, kernel, exact_rows, threads, cache_mb):
-    """Recompute G for every row outside ``exact_rows`` from the support vectors."""
+def _rebuild(X, y, alpha, G, kernel, exact_rows, threads, cache_mb, ref=None):
+    """Recompute G for every row outside ``exact_rows``.
+
+    With ``ref = (alpha_ref, G_ref)``, a point where G was exact for every row, only the
+    variables that moved since then are summed: ``G = G_ref + y * K (y * (alpha - alpha_ref))``.
+    A warm-started solve (DC-SVM's levels and conquer step) moves a fraction of its support
+    vectors, so this costs a fraction of the full sum over them (used when cheaper).
+    """
     n = len(y)
     mask = np.ones(n, dtype=bool)
     mask[exact_rows] = False
     others = np.flatnonzero(mask)
-    if len(others):
-        G[others] = gradient(X, y, alpha, kernel, targets=others, threads=threads,
-                             mem_mb=min(64.0, cache_mb))
+    if not len(others):
+        return
+    mem = min(64.0, cache_mb)
+    if ref is not None:
+        alpha_ref, g_ref = ref
+        delta = alpha - alpha_ref
+        moved = np.flatnonzero(delta != 0.0)
+        if len(moved) < np.count_nonzero(alpha > 0):
+            g = g_ref[others].copy()
+            if len(moved):
+                g += y[others] * kernel_expansion(X, others, X, moved, delta[moved] * y[moved],
+                                                  kernel, threads, mem)
+            G[others] = g
+            return
+    G[others] = gradient(X, y, alpha, kernel, targets=others, threads=threads, mem_mb=mem)
 
 
 # ------------------------------------------------------------------------------------------------
