@@ -2,7 +2,7 @@
 
     python benchmarks/cutting_plane_bench.py quality  [--data DIR] [--sets a9a,w8a,...]
     python benchmarks/cutting_plane_bench.py linesearch [--sets ijcnn1,letter] [--repeat 3]
-    python benchmarks/cutting_plane_bench.py scaling  [--sets ijcnn1,news20]
+    python benchmarks/cutting_plane_bench.py scaling  [--sets ijcnn1,news20] [--perf-c 500]
     python benchmarks/cutting_plane_bench.py ordinal
 
 Data default: ../shared/data beside the repository.  Every timed run comes after a warm-up run on
@@ -155,11 +155,15 @@ def scaling(args):
                 rows = np.sort(perm[:m])
                 sub = p.take_rows(rows)
                 ts = []
+                # --perf-c: C held fixed in SVMperf's (Joachims') convention, the setting of
+                # Joachims' Figures 1-2, i.e. LIBLINEAR's C = C_perf * 100 / n; else C = 1
+                C = 1.0 if args.perf_c is None else args.perf_c * 100.0 / m
                 for _ in range(args.repeat):
-                    r, t = run(solver, sub, y_all[rows], eps=args.eps_scaling.get(solver))
+                    r, t = run(solver, sub, y_all[rows], C=C, eps=args.eps_scaling.get(solver))
                     ts.append(t)
                 pts.append((m, min(ts), r.iterations))
-                print(f"{name} {solver} n={m} time={min(ts):.3f}s iters={r.iterations}")
+                print(f"{name} {solver} n={m} C={C:.4g} time={min(ts):.3f}s "
+                      f"iters={r.iterations}")
             x = np.log([a for a, _, _ in pts])
             yy = np.log([b for _, b, _ in pts])
             print(f"{name} {solver} log-log slope {np.polyfit(x, yy, 1)[0]:.3f}")
@@ -210,7 +214,8 @@ def main():
     ap.add_argument("--ord-c", type=float, default=1e-3)
     ap.add_argument("--perf-c", type=float, default=None,
                     help="ordinal: SVMperf's C (C per pair = C_perf * 100 / pairs), so that the "
-                         "1-slack problem's C stays fixed across subsample sizes")
+                         "1-slack problem's C stays fixed across subsample sizes; scaling: the "
+                         "same for examples (C = C_perf * 100 / n; default C = 1 for every n)")
     args = ap.parse_args()
     global DATA
     if args.data:

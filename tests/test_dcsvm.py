@@ -195,3 +195,20 @@ def test_small_problem_is_not_divided_and_early_is_exact(monkeypatch):
     assert isinstance(early, EarlyModel) and early.pairs[0].nr_cluster == 1
     np.testing.assert_allclose(early.decision_function(prob), exact.decision_function(prob),
                                rtol=1e-12, atol=1e-12)
+
+
+def test_cluster_sums_and_label_check():
+    from svmtool.solvers.kmeans import cluster_sums, nearest_centre
+
+    rng = np.random.default_rng(4)
+    block = rng.normal(size=(7, 30))
+    lab = rng.integers(0, 5, size=30)
+    want = np.zeros((7, 5))
+    for s in range(30):
+        want[:, lab[s]] += block[:, s]
+    np.testing.assert_allclose(cluster_sums(block, lab, 5, np.empty((7, 5))), want, rtol=1e-13)
+    # a centre label outside [0, number of clusters) is refused, never written out of bounds
+    R = Rows.of(sp.csr_matrix(rng.normal(size=(4, 3))))
+    with pytest.raises(ValueError, match="centre labels"):
+        nearest_centre(R, np.arange(4), R, np.arange(4), np.array([0, 1, 2, 2]),
+                       np.zeros(2), Kernel(0))
