@@ -123,7 +123,7 @@ def linesearch(args):
         p, _ = load(name, DATA)
         labels, tasks = binary_tasks(p)
         for rep in range(args.repeat):
-            for ls in ("exact", "gca2", "tca"):
+            for ls in ("sorted", "exact", "gca2", "tca"):
                 T = L = Q = P = 0.0
                 it = ev = 0
                 F = 0.0

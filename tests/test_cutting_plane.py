@@ -279,6 +279,29 @@ def test_cli_train_options_and_predict(tmp_path):
     assert (tmp_path / "h2.model").read_text() == model.read_text()
 
 
+def test_cli_ocas_gap_and_guard_options(tmp_path):
+    from conftest import run_cli
+
+    # a large absolute gap stops OCAS earlier than the relative gap alone (fewer iterations in
+    # the report); --no-mu0-guard and --line-search sorted are accepted; on a solver that is not
+    # OCAS these options are refused (exit 2, one line)
+    reports = {}
+    for name, extra in (("plain", []), ("gap", ["--abs-gap", "50"]),
+                        ("noguard", ["--no-mu0-guard", "--line-search", "sorted"])):
+        r = run_cli("train", "-s", "ocas", "-e", "0.0001", *extra, HEART, tmp_path / "m")
+        assert r.returncode == 0, r.stderr
+        line = [ln for ln in r.stderr.decode().splitlines() if "iterations" in ln][0]
+        reports[name] = int(line.split("iterations")[1].split(",")[0])
+    assert reports["gap"] < reports["plain"]
+    assert reports["noguard"] >= 1
+    for bad in (["--abs-gap", "1"], ["--no-mu0-guard"], ["--line-search", "tca"]):
+        r = run_cli("train", "-s", "1", *bad, HEART, tmp_path / "m2")
+        err = r.stderr.decode().strip()
+        assert r.returncode == 2 and len(err.splitlines()) == 1 and "OCAS" in err, err
+    r = run_cli("train", "-s", "ocas", "--abs-gap", "-1", HEART, tmp_path / "m3")
+    assert r.returncode == 2 and b"--abs-gap" in r.stderr
+
+
 def test_working_set_sparse_equals_dense():
     rng = np.random.default_rng(9)
     d = 60

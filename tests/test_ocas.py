@@ -57,6 +57,29 @@ def test_exact_line_search_is_the_minimum(seed):
 
 
 @pytest.mark.parametrize("seed", range(8))
+def test_selection_finds_the_point_of_the_sorted_walk(seed):
+    # the O(n) quickselect-style search against OCAS's sort-and-walk, on the line above and on
+    # raw breakpoint sets with many ties, including a minimiser exactly at a breakpoint
+    from svmtool.solvers.linesearch import _exact_select, _exact_walk
+
+    line, f = random_line(seed)
+    assert line.exact() == pytest.approx(line.exact(sort=True), rel=1e-12, abs=1e-14)
+    rng = np.random.default_rng(seed)
+    for trial in range(300):
+        nb = int(rng.integers(0, 80))
+        keys = rng.random(nb) * 3
+        if trial % 2:
+            keys = np.round(keys * 4) / 4
+        jumps = rng.random(nb) * 2
+        if trial % 5 == 0 and nb:
+            jumps[rng.integers(nb)] = 50.0         # a jump over zero: minimiser at a breakpoint
+        slope0, A, B = -rng.random() * nb, rng.random() * 5, rng.normal()
+        a = _exact_walk(keys.copy(), jumps.copy(), nb, slope0, A, B)
+        b = _exact_select(keys.copy(), jumps.copy(), nb, slope0, A, B)
+        assert b == pytest.approx(a, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("Search", [GCA2Search, TCASearch])
 def test_approximate_line_searches_near_the_minimum(seed, Search):
     line, f = random_line(seed)
@@ -91,6 +114,7 @@ def test_cs_line_exact_vs_grid(seed):
 
     line = CSLine(X @ Wb, X @ D, cls, cost, np.sum(D * D), np.sum(Wb * D), 0.5 * np.sum(Wb * Wb))
     mu = line.exact()
+    assert mu == pytest.approx(line.exact(sort=True), rel=1e-12, abs=1e-14)
     grid = np.linspace(0, 4, 4001)
     assert f(mu) <= min(f(m) for m in grid) + 1e-9
     h = 1e-7
@@ -149,6 +173,15 @@ def test_line_search_option_and_mu0_guard_switch():
     r2 = fit("ocas", X, y, eps=0.001, extra={"mu0_patience": 1, "mu0_step": 0.02})
     assert r2.extra["mu_forced"] == r2.extra["mu_zero"]
     assert r2.converged
+
+
+def test_sorted_and_selection_exact_searches_give_the_same_run():
+    X, y = load(HEART)
+    a = fit("ocas", X, y, eps=0.001, extra={"line_search": "sorted"})
+    b = fit("ocas", X, y, eps=0.001, extra={"line_search": "exact"})
+    assert a.extra["line_search"] == "sorted" and b.extra["line_search"] == "exact"
+    assert a.iterations == b.iterations
+    assert b.primal == pytest.approx(a.primal, rel=1e-9)
 
 
 def test_absolute_gap_option():

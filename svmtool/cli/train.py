@@ -101,10 +101,17 @@ def _solver_help():
                    "and save an early-prediction model (nearest cluster's local model).")
 @click.option("--test", "test_file", type=click.Path(dir_okay=False), default=None,
               help="DC-SVM: report the accuracy of every level on this test file.")
-@click.option("--line-search", "line_search", type=click.Choice(["exact", "gca2", "tca"]),
-              default=None,
-              help="OCAS line search (-s ocas, ocas-mc): exact (sorted breakpoints), gca2 "
-                   "(Arnosti's grid search) or tca (three-point search).")
+@click.option("--line-search", "line_search",
+              type=click.Choice(["exact", "sorted", "gca2", "tca"]), default=None,
+              help="OCAS line search (-s ocas, ocas-mc): exact (the exact minimiser by "
+                   "selection, O(n)), sorted (the same by OCAS's sort of the breakpoints, "
+                   "O(n log n)), gca2 (Arnosti's grid search) or tca (three-point search).")
+@click.option("--abs-gap", "abs_gap", type=float, default=None,
+              help="OCAS (-s ocas/gca2/tca/ocas-mc): also stop when F(w) - lower bound <= this "
+                   "absolute gap (default: the relative gap -e only).")
+@click.option("--no-mu0-guard", "no_mu0_guard", is_flag=True,
+              help="OCAS: turn off the guard that takes a small positive step after the line "
+                   "search returned mu = 0 five times in a row.")
 @click.option("--perf-c", "perf_c", type=float, default=None,
               help="C in SVMperf's convention instead of -c: C = C_perf * 100 / n (per pair "
                    "for -s ordinal: C = C_perf * 100 / number of pairs).")
@@ -136,6 +143,8 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     find_c = kernel_opts.pop("find_c", False)
     line_search = kernel_opts.pop("line_search", None)
     perf_c = kernel_opts.pop("perf_c", None)
+    abs_gap = kernel_opts.pop("abs_gap", None)
+    no_mu0_guard = kernel_opts.pop("no_mu0_guard", False)
     model_format = kernel_opts.pop("model_format", None)
     if model_file is None and folds is None:
         if train_file == "-":
@@ -144,12 +153,24 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
                          max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
                          shrinking=not no_shrinking, threads=threads)
-    if line_search is not None or perf_c is not None:
+    ocas_opts = line_search is not None or abs_gap is not None or no_mu0_guard
+    if (ocas_opts and spec.module not in ("svmtool.solvers.ocas", "svmtool.solvers.mcsvm")):
+        names = [n for n, v in (("--line-search", line_search), ("--abs-gap", abs_gap),
+                                ("--no-mu0-guard", no_mu0_guard)) if v not in (None, False)]
+        raise ParameterError(f"{', '.join(names)} only apply to the OCAS solvers "
+                             f"(-s ocas, gca2, tca, ocas-mc, 4), not -s {spec.name}")
+    if ocas_opts or perf_c is not None:
         from dataclasses import replace
 
         extra = dict(params.extra)
         if line_search is not None:
             extra["line_search"] = line_search
+        if abs_gap is not None:
+            if not abs_gap >= 0:
+                raise ParameterError(f"--abs-gap must be >= 0 (got {abs_gap})")
+            extra["tol_abs"] = abs_gap
+        if no_mu0_guard:
+            extra["mu0_guard"] = False
         if perf_c is not None:
             if not perf_c > 0:
                 raise ParameterError(f"--perf-c must be > 0 (got {perf_c})")

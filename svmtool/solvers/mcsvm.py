@@ -13,7 +13,7 @@ Sonnenburg, JMLR 2009, the multi-class OCAS; Arnosti 2010 for the line searches)
   ``G = X'V`` (``V[i, y*] = c_i``, ``V[i, y_i] = -c_i`` for rows whose ``y*`` is wrong) and
   ``b = sum of those c_i``: one block pass over the violators;
 * the reduced QP, line search (``exact``: the kinks of every row's upper envelope of K lines,
-  sorted and walked as in the binary case; ``gca2``/``tca``: O(nK) per evaluation), best-so-far point, cut near
+  then the same search as in the binary case; ``gca2``/``tca``: O(nK) per evaluation), best-so-far point, cut near
   it, mu = 0 guard and stopping rule (relative gap ``-e``, default 0.01) are those of
   :mod:`svmtool.solvers.ocas`.
 

@@ -10,7 +10,8 @@ but OCAS keeps a best-so-far point ``w_b`` and per iteration:
 
 1. solves the reduced QP: ``w_t`` and a lower bound ``D`` on ``min F`` (the QP's dual value);
 2. one pass ``X w_t``; a line search for ``mu >= 0`` minimising ``F(w_b + mu (w_t - w_b))`` from
-   the cached ``X w_b`` and ``X w_t`` (``exact``: sorted breakpoints, O(n log n); ``gca2`` /
+   the cached ``X w_b`` and ``X w_t`` (``exact``: the breakpoints' segment holding the minimiser
+   found by selection, O(n) expected; ``sorted``: OCAS's sort and walk, O(n log n); ``gca2`` /
    ``tca``: O(n) per evaluation of f); ``w_b`` moves there (its scores too, without a pass);
 3. stops when ``F(w_b) - D <= eps * F(w_b)`` (relative gap, ``-e``, default 0.01) or ``F(w_b) - D
    <= tol_abs`` (``params.extra["tol_abs"]``, default 0: off);
@@ -152,7 +153,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         line_search=None):
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.extra["line_search"]``) picks
-    exact / gca2 / tca."""
+    exact / sorted / gca2 / tca."""
     y = check_binary(indptr, y, C_pos, C_neg)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
