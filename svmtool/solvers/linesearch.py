@@ -12,8 +12,8 @@ Three strategies (Arnosti 2010, "Reducing training time for linear SVMs"):
   over zero.  OCAS sorts the breakpoints and walks them from ``mu = 0`` (O(n log n),
   :func:`_exact_walk`, kept as the reference); here the segment is found by quickselect-style
   partitioning (:func:`_exact_select`, O(n) expected): the same point up to the rounding of the
-  sums of the jumps.  On a9a (eps 0.001) OCAS's line search time went from 0.18 s to 0.075 s
-  of 0.35 s and 0.22 s in all.  ``sorted`` keeps OCAS's walk (Arnosti's baseline).
+  sums of the jumps.  On a9a (eps 0.001) the line search took 0.18 s of OCAS's 0.35 s with the
+  sort and 0.075 s of 0.24 s by selection.  ``sorted`` keeps OCAS's walk (Arnosti's baseline).
   (Multi-class: the kinks of each row's upper envelope of K lines, then the same search.)
 * ``gca2`` -- Arnosti's modified grid search (Algorithm 2): up to three truncated passes with steps
   ``beta``, ``beta^2``, ``beta^3`` (``beta = 0.2``), each walking right while ``f`` decreases,
