@@ -308,48 +308,39 @@ class LocalOracle:
         first = gkernel(ip, ix, d, bd, self._groups[0][0], self._groups[0][-1] + 1, *args)
         return [first] + [f.result() for f in futures]
 
-    def reduce_blocks(self, gkernel, out, *args):
-        """``out`` = per-block buffers filled by ``gkernel`` summed in block order."""
+    def _buffers_for(self, out):
+        """The per-block buffers (n_blocks,) + out.shape: ``out`` itself, reshaped, with one
+        block; else an array kept and reused between passes."""
         if self.n_blocks == 1:
-            self.run_groups(gkernel, *args, out.reshape((1,) + out.shape))
-            return out
+            return out.reshape((1,) + out.shape)
         key = ("blocks", out.shape)
         bufs = self._bufs.get(key)
         if bufs is None:
             bufs = np.empty((self.n_blocks,) + out.shape, dtype=np.float64)
             self._bufs[key] = bufs
-        self.run_groups(gkernel, *args, bufs)
-        _sum_blocks(bufs.reshape(self.n_blocks, -1), out.reshape(-1))
+        return bufs
+
+    def reduce_blocks(self, gkernel, out, *args):
+        """``out`` = per-block buffers filled by ``gkernel`` summed in block order."""
+        bufs = self.block_buffers(gkernel, out, *args)
+        if self.n_blocks > 1:
+            _sum_blocks(bufs.reshape(self.n_blocks, -1), out.reshape(-1))
         return out
 
     def block_buffers(self, gkernel, out, *args):
         """Like :meth:`reduce_blocks` but hands back the per-block buffers, unsummed, as an
         array (n_blocks,) + out.shape (with one block: ``out`` itself, reshaped), for a caller
         that folds the block-order sum into a pass of its own."""
-        if self.n_blocks == 1:
-            bufs = out.reshape((1,) + out.shape)
-            self.run_groups(gkernel, *args, bufs)
-            return bufs
-        key = ("blocks", out.shape)
-        bufs = self._bufs.get(key)
-        if bufs is None:
-            bufs = np.empty((self.n_blocks,) + out.shape, dtype=np.float64)
-            self._bufs[key] = bufs
+        bufs = self._buffers_for(out)
         self.run_groups(gkernel, *args, bufs)
         return bufs
 
     def reduce_blocks_and_sum(self, gkernel, out, *args):
         """Both at once: ``gkernel(..., *args, parts, bufs)``; returns (sum of parts, out)."""
         parts = np.zeros(self.n_blocks, dtype=np.float64)
-        if self.n_blocks == 1:
-            self.run_groups(gkernel, *args, parts, out.reshape((1,) + out.shape))
-        else:
-            key = ("blocks", out.shape)
-            bufs = self._bufs.get(key)
-            if bufs is None:
-                bufs = np.empty((self.n_blocks,) + out.shape, dtype=np.float64)
-                self._bufs[key] = bufs
-            self.run_groups(gkernel, *args, parts, bufs)
+        bufs = self._buffers_for(out)
+        self.run_groups(gkernel, *args, parts, bufs)
+        if self.n_blocks > 1:
             _sum_blocks(bufs.reshape(self.n_blocks, -1), out.reshape(-1))
         total = 0.0
         for p in parts.tolist():
