@@ -51,12 +51,13 @@ def test_block_matches_numpy(k, density):
 
 @pytest.mark.parametrize("k", KERNELS, ids=lambda k: f"{k.name}-b{k.kbias}")
 @pytest.mark.parametrize("threads", [1, 2])
-def test_large_dense_block_by_blas_and_numpy_slabs(k, threads, monkeypatch):
-    # a block above BLAS_MIN_BLOCK on dense rows: matrix product, then the kernel by numpy
-    # ufuncs in slabs of rows (made small here so that there are many, with a short last one)
+def test_large_dense_block_by_blas_pieces(k, threads, monkeypatch):
+    # a block above BLAS_MIN_BLOCK on dense rows: pieces of rows, each a BLAS product of the
+    # augmented rows finished by numpy (pieces made small here so that there are many, with a
+    # short last one, shared by the threads)
     import svmtool.ops.kernels as kmod
 
-    monkeypatch.setattr(kmod, "_SLAB_VALUES", 7 * 60)
+    monkeypatch.setattr(kmod, "_PIECE_VALUES", 7 * 60)
     rng = np.random.default_rng(11)
     A = random_csr(rng, 300, 10, 0.9)
     B = random_csr(rng, 80, 10, 0.9)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
+from svmtool.ops.kernels import Kernel, Rows, dense_pieces, kernel_block_threads
 
 
 @njit
@@ -123,6 +123,16 @@ def nearest_centre(A, rows_a, P, points, labels, const, kernel, threads=None, me
     nonempty = counts > 0
     inv_counts = np.where(nonempty, 1.0 / np.maximum(counts, 1.0), 0.0)
     out = np.empty(len(rows_a), dtype=np.int64)
+    if A.prefers_dense() and P.prefers_dense():
+        def consume(lo, hi, blk):
+            S = cluster_sums(blk, lab, kk, np.empty((hi - lo, kk)))
+            S *= inv_counts
+            dist = const[None, :] - 2.0 * S
+            dist[:, ~nonempty] = np.inf
+            out[lo:hi] = np.argmin(dist, axis=1)
+
+        dense_pieces(A, rows_a, P, pts, kernel, consume, threads)
+        return out
     chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))
     S = None
     for lo in range(0, len(rows_a), chunk):
