@@ -100,7 +100,7 @@ def main():
                     help="a random subsample of N training rows (seed 0)")
     ap.add_argument("--run", default="libsvm,kernel,dcsvm,early",
                     help="comma list of libsvm, kernel, dcsvm, early, ref, dcsvm-bias, "
-                         "kernel-bias")
+                         "kernel-bias, early-bias")
     a = ap.parse_args()
     prob = load_data(a.train)
     if a.rows:
@@ -130,6 +130,9 @@ def main():
             r = ours(prob, test, a2, "dcsvm", a.eps)
         elif what == "early":
             r = ours(prob, test, a, "dcsvm", a.eps, early=a.early)
+        elif what == "early-bias":
+            a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
+            r = ours(prob, test, a2, "dcsvm", a.eps, early=a.early)
         else:
             raise SystemExit(f"unknown --run item {what}")
         rows[what] = r

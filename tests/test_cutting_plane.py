@@ -321,3 +321,33 @@ def test_working_set_sparse_equals_dense():
         np.testing.assert_allclose(wd.w(), wsp.w(), rtol=1e-10, atol=1e-12)
         w = rng.normal(size=d)
         assert wd.value_at(w) == pytest.approx(wsp.value_at(w), rel=1e-12, abs=1e-12)
+
+
+def test_svmlight_model_keeps_labels_other_than_plus_minus_one(tmp_path):
+    """Labels 2 / 1 (mushrooms-style): kept in the threshold line's comment, which SVMlight's
+    reader skips; read back, predictions are the original labels.  A stock SVMlight model (no
+    tag) still reads as +1 / -1, and a broken tag is a one-line error."""
+    from svmtool import api
+    from svmtool.errors import ModelFormatError
+    from svmtool.io.model_io import load_model
+    from svmtool.io.svmlight import load_data
+
+    prob = load_data(str(HEART))
+    prob.y[:] = np.where(prob.y > 0, 2.0, 1.0)
+    m = api.train(prob, solver="ocas", C=0.5, bias=1.0)
+    assert set(np.unique(m.predict(prob))) == {1.0, 2.0}
+    path = tmp_path / "m.svmlight"
+    api.save_model(m, str(path), "svmlight")
+    lines = path.read_text().splitlines()
+    # the value SVMlight reads is untouched: a number, then the comment
+    assert float(lines[10].split("#")[0]) == pytest.approx(-m.w[-1, 0])
+    back = load_model(str(path))
+    np.testing.assert_array_equal(back.labels, m.labels)
+    np.testing.assert_array_equal(back.predict(prob), m.predict(prob))
+    # SVMlight's own convention without the tag
+    plain = "\n".join(l.split("; svmtool labels")[0] for l in lines) + "\n"
+    path.write_text(plain)
+    np.testing.assert_array_equal(load_model(str(path)).labels, [1.0, -1.0])
+    path.write_text(plain.replace("(starting with alpha*y)", "(starting with alpha*y); svmtool labels 3"))
+    with pytest.raises(ModelFormatError, match="two labels"):
+        load_model(str(path))

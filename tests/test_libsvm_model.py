@@ -129,3 +129,26 @@ def test_bad_libsvm_model(tmp_path):
                  "label 1 -1\nnr_sv 0 0\nSV\n")
     with pytest.raises(ModelFormatError, match="precomputed"):
         load_model(str(p))
+
+
+def test_cli_kernel_bias_default_is_one(tmp_path):
+    """Without -B the kernel solvers use the kernel bias b = 1 (K + 1; rho = -sum alpha_i y_i in
+    the model); -B -1 gives the bias-free problem (rho 0).  Both models are LIBSVM's and the
+    first predicts as the API's bias=1 model."""
+    from svmtool import api
+    from svmtool.io.svmlight import load_data
+    from svmtool.params import TrainParams
+
+    m_def, m_none = tmp_path / "def.model", tmp_path / "none.model"
+    for path, extra in ((m_def, []), (m_none, ["-B", "-1"])):
+        r = run_cli("train", "-s", "kernel", "-c", "2", "-g", "0.1", "-q", *extra,
+                    DATA / "heart_scale", path)
+        assert r.returncode == 0, r.stderr
+    rho = {p: float(next(l for l in p.read_text().splitlines() if l.startswith("rho")).split()[1])
+           for p in (m_def, m_none)}
+    assert rho[m_none] == 0.0 and rho[m_def] != 0.0
+    prob = load_data(str(DATA / "heart_scale"))
+    ref = api.train(prob, TrainParams(solver="kernel", C=2.0, bias=1.0,
+                                      extra={"kernel_type": 2, "gamma": 0.1}))
+    np.testing.assert_allclose(load_model(str(m_def)).decision_function(prob),
+                               ref.decision_function(prob), rtol=1e-9, atol=1e-9)

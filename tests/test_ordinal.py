@@ -41,10 +41,10 @@ def test_pair_counts_match_brute_force(seed):
     z = np.round(rng.normal(size=n) * 8) / 4       # exact ties in scores and at distance 1
     rank, R = dense_ranks(y)
     perm, gs = groups(qid, n)
-    cp_ = np.zeros(n, dtype=np.int64)
-    cm_ = np.zeros(n, dtype=np.int64)
+    cp_ = np.zeros(n)
+    cm_ = np.zeros(n)
     m = pair_counts(np.ascontiguousarray(z[perm]), np.ascontiguousarray(rank[perm]), gs, R,
-                    cp_, cm_)
+                    np.ones(n), cp_, cm_)
     cplus = np.empty(n, dtype=np.int64)
     cminus = np.empty(n, dtype=np.int64)
     cplus[perm] = cp_
@@ -97,6 +97,52 @@ def test_ordinal_objective_vs_explicit_pairs(use_qid):
     assert F - ref.primal <= eps * C * m
     assert F >= ref.dual - 1e-9
     assert r.dual <= ref.primal + 1e-9
+
+
+def test_weighted_pair_counts_and_objective():
+    """-w LABEL FACTOR: a pair costs C c_i c_j.  Counts against brute force with random
+    weights; with integer weights the optimum equals the unweighted problem on the explicit
+    pair list where each pair is repeated c_i c_j times (solved by DCD-L1)."""
+    rng = np.random.default_rng(3)
+    n = 50
+    y = rng.integers(0, 4, n).astype(float)
+    z = np.round(rng.normal(size=n) * 8) / 4
+    wt = rng.uniform(0.2, 3.0, n)
+    rank, R = dense_ranks(y)
+    perm, gs = groups(None, n)
+    cp_, cm_ = np.zeros(n), np.zeros(n)
+    m = pair_counts(z[perm].copy(), rank[perm].copy(), gs, R, wt[perm].copy(), cp_, cm_)
+    bp, bm, bmw = np.zeros(n), np.zeros(n), 0.0
+    for i, j in brute_pairs(y):
+        bmw += wt[i] * wt[j]
+        if z[i] - z[j] < 1:
+            bp[i] += wt[j]
+            bm[j] += wt[i]
+    assert m == pytest.approx(bmw, rel=1e-12)
+    np.testing.assert_allclose(cp_[np.argsort(perm)], bp, rtol=1e-12)
+    np.testing.assert_allclose(cm_[np.argsort(perm)], bm, rtol=1e-12)
+
+    d = 5
+    X = sp.csr_matrix(rng.normal(size=(n, d)))
+    y = np.digitize(X @ rng.normal(size=d) + 0.5 * rng.normal(size=n), [-0.5, 0.5]).astype(float)
+    C, eps = 0.05, 1e-4
+    r = fit_ordinal(X, y, C, eps=eps, weights=((2, 3.0), (0, 2.0)))
+    c = np.where(y == 2, 3.0, np.where(y == 0, 2.0, 1.0))
+    P = [(i, j) for i, j in brute_pairs(y) for _ in range(int(c[i] * c[j]))]
+    i, j = np.array(P).T
+    D = sp.csr_matrix(X[i] - X[j])
+    D.sort_indices()
+    ref = get_spec("dcd-l1").load()(D.indptr.astype(np.int64), D.indices, D.data,
+                                    np.ones(len(P)), D.shape[1], C, C,
+                                    TrainParams(eps=1e-7, max_iter=100000))
+    zz = X @ r.w
+    F = 0.5 * r.w @ r.w + C * float(np.maximum(0.0, 1 - zz[i] + zz[j]).sum())
+    assert r.primal == pytest.approx(F, rel=1e-9)
+    assert r.extra["pairs"] == pytest.approx(len(P))
+    assert ref.dual - 1e-9 <= F <= ref.primal + eps * C * len(P)
+    # and it is not the unweighted solution
+    u = fit_ordinal(X, y, C, eps=eps)
+    assert np.abs(u.w - r.w).max() > 1e-3
 
 
 def test_roc_area_two_labels_heart():

@@ -173,7 +173,7 @@ def _fenwick_add(tree, i, v):
 @njit
 def _fenwick_prefix(tree, i):
     """Sum of entries 0..i-1."""
-    s = 0
+    s = 0.0
     while i > 0:
         s += tree[i]
         i -= i & (-i)
@@ -181,67 +181,71 @@ def _fenwick_prefix(tree, i):
 
 
 @njit
-def pair_counts(z, rank, group_start, n_ranks, cplus, cminus):
+def pair_counts(z, rank, group_start, n_ranks, wt, cplus, cminus):
     """Joachims' Algorithm 2 counts, in O(n log n) per group, never enumerating pairs.
 
     Within each group (rows ``group_start[g]:group_start[g+1]``, e.g. one query), for pairs
     ``(i, j)`` with ``rank_i > rank_j`` the pair is violated when ``z_i - z_j < 1``.  Fills
-    ``cplus[i]`` = number of violated pairs where ``i`` is the higher-ranked member and
-    ``cminus[j]`` = number where ``j`` is the lower one.  ``rank`` holds 0-based dense ranks
-    (< ``n_ranks``).  Returns the number of comparable pairs ``m`` in all groups.
+    ``cplus[i]`` = the summed weight ``wt_j`` of the partners j of the violated pairs where ``i``
+    is the higher-ranked member and ``cminus[j]`` = the summed ``wt_i`` where ``j`` is the lower
+    one (with unit weights: the numbers of such pairs).  ``rank`` holds 0-based dense ranks
+    (< ``n_ranks``).  Returns the summed weight ``wt_i wt_j`` of the comparable pairs of all
+    groups (with unit weights: their number ``m``).
 
     One sort by score per group, then two sweeps with a Fenwick tree over ranks: every row enters
     the tree once and asks it once, so the cost is O(n log n + n log R).
     """
     n_groups = group_start.shape[0] - 1
-    tree = np.zeros(n_ranks + 1, dtype=np.int64)
-    cnt = np.zeros(n_ranks, dtype=np.int64)
-    m_total = 0
+    tree = np.zeros(n_ranks + 1, dtype=np.float64)
+    cnt = np.zeros(n_ranks, dtype=np.float64)
+    m_total = 0.0
     for g in range(n_groups):
         lo = group_start[g]
         hi = group_start[g + 1]
         ng = hi - lo
         if ng < 2:
             for i in range(lo, hi):
-                cplus[i] = 0
-                cminus[i] = 0
+                cplus[i] = 0.0
+                cminus[i] = 0.0
             continue
         zz = z[lo:hi]
         order = np.argsort(zz)               # ascending scores
-        # comparable pairs in this group
+        # comparable pairs in this group (weighted)
         for r in range(n_ranks):
-            cnt[r] = 0
+            cnt[r] = 0.0
         for i in range(lo, hi):
-            cnt[rank[i]] += 1
-        below = 0
+            cnt[rank[i]] += wt[i]
+        below = 0.0
         for r in range(n_ranks):
             m_total += cnt[r] * below
             below += cnt[r]
-        # c+_i = #{j: rank_j < rank_i, z_j > z_i - 1}: queries z_i - 1 in descending order,
-        # items inserted while z_j > query
+        # c+_i = sum of wt_j over {j: rank_j < rank_i, z_j > z_i - 1}: queries z_i - 1 in
+        # descending order, items inserted while z_j > query
         for r in range(n_ranks + 1):
-            tree[r] = 0
+            tree[r] = 0.0
         p = ng - 1                           # next item to insert (descending z)
         for qi in range(ng - 1, -1, -1):     # queries by descending z_i (so z_i - 1 too)
             i = lo + order[qi]
             q = z[i] - 1.0
             while p >= 0 and z[lo + order[p]] > q:
-                _fenwick_add(tree, rank[lo + order[p]], 1)
+                k = lo + order[p]
+                _fenwick_add(tree, rank[k], wt[k])
                 p -= 1
             cplus[i] = _fenwick_prefix(tree, rank[i])
-        # c-_j = #{i: rank_i > rank_j, z_i - 1 < z_j}: queries z_j ascending (the same float
-        # test as above, so that both counts see the same violated pairs)
+        # c-_j = sum of wt_i over {i: rank_i > rank_j, z_i - 1 < z_j}: queries z_j ascending
+        # (the same float test as above, so that both counts see the same violated pairs)
         for r in range(n_ranks + 1):
-            tree[r] = 0
+            tree[r] = 0.0
         p = 0
-        inserted = 0
+        inserted = 0.0
         for qj in range(ng):
             j = lo + order[qj]
             q = z[j]
             while p < ng and z[lo + order[p]] - 1.0 < q:
-                _fenwick_add(tree, rank[lo + order[p]], 1)
+                k = lo + order[p]
+                _fenwick_add(tree, rank[k], wt[k])
                 p += 1
-                inserted += 1
+                inserted += wt[k]
             cminus[j] = inserted - _fenwick_prefix(tree, rank[j] + 1)
     return m_total
 

@@ -8,7 +8,8 @@ is ``w'x - b``, so ``b = -bias * w_bias``).  Zero weights are left out; numbers 
 Read: any SVMlight-format model with the linear kernel (type 0): SVMperf's single pseudo vector
 or SVMlight's many support vectors, summed into ``w = sum alpha_y x_sv``.  The result is a
 two-class :class:`~svmtool.model.LinearModel` with labels ``(+1, -1)`` (``dec > 0`` predicts +1,
-SVMlight's rule) and, when ``b != 0``, a bias column of value 1 whose weight is ``-b``.  Kernel
+SVMlight's rule; other labels when svmtool wrote them in the threshold line's comment, see
+``_LABELS_TAG``) and, when ``b != 0``, a bias column of value 1 whose weight is ``-b``.  Kernel
 models (types 1-4) are refused with a message.
 """
 
@@ -42,11 +43,42 @@ def svmlight_text(model, n_train=None) -> str:
         f"{nf} # highest feature index",
         f"{n_train} # number of training documents",
         "2 # number of support vectors plus 1",
-        "%.17g # threshold b, each following line is a SV (starting with alpha*y)" % b,
+        "%.17g # threshold b, each following line is a SV (starting with alpha*y)" % b
+        + _labels_comment(model),
     ]
     nz = np.flatnonzero(w[:nf])
     sv = "1 " + " ".join("%d:%.17g" % (j + 1, w[j]) for j in nz) + " #"
     return "\n".join(head + [sv]) + "\n"
+
+
+# SVMlight's models have no label field: a decision value > 0 means +1.  A model trained on other
+# labels (say 2 / 1) keeps them in the comment of the threshold line, which SVMlight's reader skips
+# (it reads the number and ignores the rest of the line): "..., svmtool labels 2 1" (the label of
+# a decision value > 0 first).  svmtool's reader puts them back; without it, (+1, -1).
+_LABELS_TAG = "svmtool labels"
+
+
+def _labels_comment(model):
+    labels = getattr(model, "labels", None)
+    labels = np.zeros(0) if labels is None else np.asarray(labels, dtype=np.float64).ravel()
+    if len(labels) != 2 or (labels[0] == 1.0 and labels[1] == -1.0):
+        return ""
+    return "; %s %s %s" % (_LABELS_TAG, "%.17g" % labels[0], "%.17g" % labels[1])
+
+
+def _labels_of(line, name, number):
+    comment = line.split("#", 1)[1] if "#" in line else ""
+    if _LABELS_TAG not in comment:
+        return np.array([1.0, -1.0])
+    toks = comment.split(_LABELS_TAG, 1)[1].split()
+    try:
+        pos, neg = float(toks[0]), float(toks[1])
+    except (IndexError, ValueError):
+        raise ModelFormatError(name, number, f"'{_LABELS_TAG}' must be followed by two "
+                                             f"labels") from None
+    if pos == neg:
+        raise ModelFormatError(name, number, f"'{_LABELS_TAG}': the two labels are equal")
+    return np.array([pos, neg])
 
 
 def _value(line, name, number, what):
@@ -130,7 +162,8 @@ def read_svmlight_model(text, name):
     else:
         W = w.reshape(-1, 1)
         bias = -1.0
-    model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=np.array([1.0, -1.0]),
+    labels = _labels_of(lines[len(fields)], name, 1 + len(fields))
+    model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=labels,
                         nr_feature=nf, bias=bias, w=W)
     model.report = {"model_format": "svmlight", "n_train": as_int(7)}
     return model

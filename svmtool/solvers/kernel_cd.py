@@ -35,7 +35,7 @@ measure is the maximal violating *pair* of its equality-constrained problem, abo
 variable's violation; with no pair to form, the single-variable violation is the natural
 counterpart.)
 
-Shrinking (LIBLINEAR's rule for its bias-free dual, every ``min(n, 1000)`` steps): a variable at
+Shrinking (LIBLINEAR's rule for its bias-free dual, every ``SHRINK_PERIOD`` = 50 steps): a variable at
 0 whose gradient exceeds the largest projected gradient, or at ``C_i`` whose gradient is below
 the smallest one, leaves the active set.  When the active rows meet the stopping rule, the
 gradient of the shrunk rows is rebuilt from the support vectors (BLAS / threads) and the
@@ -173,7 +173,7 @@ def _select(G, alpha, C, qd, act, n_act, istate, fstate):
             sc = pg * pg / qd[j]
             if sc > best_score:
                 best_score = sc
-                best = j
+                best = np.int64(j)
     istate[_BEST] = best
     fstate[0] = mv
     fstate[1] = pmax
@@ -280,6 +280,7 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
         # G_i^2 / Q_ii.  A partner must beat it by a margin worth its second row.
         bestj = -1
         bestg = gi * gi / qii * 1.0001
+        iu = np.uint64(i)
         for t in range(n_act):
             j = act[t]
             qij = rowi[j]
@@ -287,14 +288,14 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
             # sign of alpha_j's move in the joint step
             mj = qij * gi - qii * gj
             a = alpha[j]
-            if j == i or (a <= 0.0 and mj < 0.0) or (a >= C[j] and mj > 0.0):
+            if j == iu or (a <= 0.0 and mj < 0.0) or (a >= C[j] and mj > 0.0):
                 continue
             qjj = qd[j]
             det = max(qii * qjj - qij * qij, 1e-12)
             gain = (qjj * gi * gi - 2.0 * qij * gi * gj + qii * gj * gj) / det
             if gain > bestg:
                 bestg = gain
-                bestj = j
+                bestj = np.int64(j)
         if bestj < 0:
             a_new = min(max(ai - gi / qii, 0.0), C[i])
             di = a_new - ai
@@ -327,18 +328,18 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
             g = G[k] + (di * rowi[k] + dj * rowj[k])
             G[k] = g
             a = alpha[k]
-            pg = g
-            if a <= 0.0:
-                pg = min(g, 0.0)
-            if a >= C[k]:
-                pg = max(g, 0.0)
+            # projected gradient, branch-free (selects): capped at 0 from above at the lower
+            # bound and from below at the upper one
+            cap = 0.0 if a <= 0.0 else np.inf
+            floor = 0.0 if a >= C[k] else -np.inf
+            pg = min(max(g, floor), cap)
             sc = pg * pg * iqd[k]
             mv = max(mv, abs(pg))
             pmax = max(pmax, pg)
             pmin = min(pmin, pg)
-            if sc > best_score:
-                best_score = sc
-                best = k
+            better = sc > best_score
+            best_score = sc if better else best_score
+            best = np.int64(k) if better else best
         istate[_BEST] = best
         fstate[0] = mv
         fstate[1] = pmax
@@ -503,8 +504,9 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
         if budget <= 0:
             return 0, act[:istate[_N_ACT]].copy(), float(fstate[0])
         before, miss_before = int(istate[_STEPS]), int(istate[_MISSES])
+        # the active rows as unsigned indices: no negative-index wrap-around code in the passes
         status = _cd_run(X.indptr, X.indices, X.data, X.sq, dense, use_dense, y, C, qd, iqd,
-                         *args, n_buf, alpha, G, act, istate, fstate, cache, slot_of, slot_row,
+                         *args, n_buf, alpha, G, act.view(np.uint64), istate, fstate, cache, slot_of, slot_row,
                          slot_stamp, slot_epoch, float(eps), budget, shrinking,
                          SHRINK_PERIOD)
         stats["steps"] += int(istate[_STEPS]) - before
