@@ -96,11 +96,14 @@ def main():
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--early", type=int, default=0)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the list N times interleaved; report median times")
     ap.add_argument("--rows", type=int, default=None,
                     help="a random subsample of N training rows (seed 0)")
     ap.add_argument("--run", default="libsvm,kernel,dcsvm,early",
                     help="comma list of libsvm, kernel, dcsvm, early, ref, dcsvm-bias, "
-                         "kernel-bias, early-bias")
+                         "kernel-bias, early-bias, ref-bias (the -bias items use -B 1, the "
+                         "others --bias)")
     a = ap.parse_args()
     prob = load_data(a.train)
     if a.rows:
@@ -113,42 +116,73 @@ def main():
     print(f"# {a.train} rows {prob.n_rows} test {test.n_rows}: -t {a.t} -c {a.c} -g {a.g} "
           f"-d {a.d} -r {a.r} -e {a.eps} -m {a.m}", flush=True)
     rows = {}
-    for what in a.run.split(","):
-        if what == "libsvm":
-            r = libsvm_run(prob, test, a)
-        elif what == "kernel":
-            r = ours(prob, test, a, "kernel", a.eps)
-        elif what == "kernel-bias":
-            a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-            r = ours(prob, test, a2, "kernel", a.eps)
-        elif what == "ref":
-            r = ours(prob, test, a, "kernel", a.ref_eps)
-        elif what == "dcsvm":
-            r = ours(prob, test, a, "dcsvm", a.eps)
-        elif what == "dcsvm-bias":
-            a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-            r = ours(prob, test, a2, "dcsvm", a.eps)
-        elif what == "early":
-            r = ours(prob, test, a, "dcsvm", a.eps, early=a.early)
-        elif what == "early-bias":
-            a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-            r = ours(prob, test, a2, "dcsvm", a.eps, early=a.early)
-        else:
-            raise SystemExit(f"unknown --run item {what}")
-        rows[what] = r
+    times = {}
+    items = a.run.split(",")
+    # --repeat N: the list is run N times, interleaved; times are medians, the rest from the last
+    for rep in range(a.repeat):
+        for what in items:
+            r = run_one(what, prob, test, a)
+            times.setdefault(what, []).append(r["time"])
+            r["times"] = list(times[what])
+            r["time"] = float(np.median(times[what]))
+            rows[what] = r
+            if rep < a.repeat - 1:
+                print(f"  (repeat {rep + 1}) {what:12s} {r['times'][-1]:.3f} s", flush=True)
+    report(rows)
+
+
+def run_one(what, prob, test, a):
+    """One --run item: a dict with time, acc, n_sv, predict_time (objective, levels: ours)."""
+    if what == "libsvm":
+        r = libsvm_run(prob, test, a)
+    elif what == "kernel":
+        r = ours(prob, test, a, "kernel", a.eps)
+    elif what == "kernel-bias":
+        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
+        r = ours(prob, test, a2, "kernel", a.eps)
+    elif what == "ref":
+        r = ours(prob, test, a, "kernel", a.ref_eps)
+    elif what == "ref-bias":
+        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
+        r = ours(prob, test, a2, "kernel", a.ref_eps)
+    elif what == "dcsvm":
+        r = ours(prob, test, a, "dcsvm", a.eps)
+    elif what == "dcsvm-bias":
+        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
+        r = ours(prob, test, a2, "dcsvm", a.eps)
+    elif what == "early":
+        r = ours(prob, test, a, "dcsvm", a.eps, early=a.early)
+    elif what == "early-bias":
+        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
+        r = ours(prob, test, a2, "dcsvm", a.eps, early=a.early)
+    else:
+        raise SystemExit(f"unknown --run item {what}")
+    return r
+
+
+def report(rows):
+    for what, r in rows.items():
         obj = r.get("objective")
-        print(f"{what:12s} time {r['time']:9.3f} s  acc {r['acc']:8.4f}%  nSV {r['n_sv']:7d}  "
+        many = r.get("times", [])
+        spread = f" (min {min(many):.3f} max {max(many):.3f}, {len(many)} runs)" if len(many) > 1 \
+            else ""
+        print(f"{what:12s} time {r['time']:9.3f} s{spread}  acc {r['acc']:8.4f}%  nSV {r['n_sv']:7d}  "
               f"predict {r['predict_time']:7.3f} s"
               + (f"  objective {obj:.10g}" if obj is not None else ""), flush=True)
         for st in r.get("levels") or []:
             print(f"    level {st['level']!s:>6} clusters {st['clusters']:5d} "
                   f"cluster {st['cluster_time']:7.3f} s train {st['train_time']:8.3f} s "
                   f"nSV {st['n_sv']:6d} obj {st['objective']:.8g}", flush=True)
-    if "ref" in rows:
-        ref = rows["ref"]["objective"]
-        for k, r in rows.items():
-            if r.get("objective") is not None:
-                print(f"rel. objective difference {k}: {(r['objective'] - ref) / abs(ref):.3e}")
+    for name in ("ref", "ref-bias"):
+        if name not in rows:
+            continue
+        ref = rows[name]["objective"]
+        same = [k for k in rows if k.endswith("-bias") == name.endswith("-bias")]
+        for k in same:
+            r = rows[k]
+            if r.get("objective") is not None and k != name:
+                print(f"rel. objective difference {k} vs {name}: "
+                      f"{(r['objective'] - ref) / abs(ref):.3e}")
     if "libsvm" in rows:
         for k, r in rows.items():
             if k != "libsvm":

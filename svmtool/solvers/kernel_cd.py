@@ -77,9 +77,9 @@ _N_ACT, _EPOCH, _CLOCK, _STEPS, _COUNTER, _MISSES, _BEST, _FRESH = range(8)
 
 
 @njit
-def _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, coef0, degree,
-             kbias, n_buf, buf, act, n_act, n, epoch, cache, slot_of, slot_row, slot_stamp,
-             slot_epoch, istate, tmp, bits):
+def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, gamma, coef0,
+             degree, kbias, n_buf, buf, act, n_act, n, epoch, cache, slot_of, slot_row,
+             slot_stamp, slot_epoch, istate, tmp, bits):
     """Slot of the cache holding the row of variable i (computed on a miss)."""
     istate[_CLOCK] += 1
     s = slot_of[i]
@@ -102,6 +102,37 @@ def _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, co
         slot_of[i] = s
     istate[_MISSES] += 1
     yi = y[i]
+    if use_dense and 2 * n_act >= n:
+        # most rows active: the whole row, feature by feature over the feature-major copy
+        # (contiguous loops that vectorise, about twice as fast a value as gathering the active
+        # rows one by one), and the row stays valid whatever is shrunk or unshrunk later
+        d = denseT.shape[0]
+        for t in range(n):
+            tmp[t] = 0.0
+        if ktype == 2:
+            for f in range(d):
+                x = denseT[f, i]
+                col = denseT[f]
+                for t in range(n):
+                    v = x - col[t]
+                    tmp[t] += v * v
+            for t in range(n):
+                tmp[t] = -gamma * tmp[t]
+            exp_nonpositive(tmp, n, bits)
+            for t in range(n):
+                cache[s, t] = yi * y[t] * (tmp[t] + kbias)
+        else:
+            for f in range(d):
+                x = denseT[f, i]
+                col = denseT[f]
+                for t in range(n):
+                    tmp[t] += x * col[t]
+            for t in range(n):
+                cache[s, t] = yi * y[t] * kernel_from_dot(tmp[t], 0.0, 0.0, ktype, gamma, coef0,
+                                                          degree, kbias)
+        slot_epoch[s] = -1
+        slot_stamp[s] = istate[_CLOCK]
+        return s
     if ktype == 2:
         # rbf: the exponents first, then exp over all of them in one vectorised loop
         if use_dense:
@@ -226,8 +257,8 @@ def _solve2(gi, gj, qii, qij, qjj, li, ui, lj, uj):
 
 
 @njit
-def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, gamma, coef0,
-            degree, kbias, n_buf,
+def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, ktype, gamma,
+            coef0, degree, kbias, n_buf,
             alpha, G, act, istate, fstate, cache, slot_of, slot_row, slot_stamp, slot_epoch,
             eps, budget, shrinking, period):
     """CD steps until the active rows meet ``eps`` (returns 1) or ``budget`` (returns 0).
@@ -267,9 +298,9 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
                 n_act = k
                 istate[_N_ACT] = k
         i = istate[_BEST]
-        si = _get_row(i, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, coef0,
-                      degree, kbias, n_buf, buf, act, n_act, n, istate[_EPOCH], cache, slot_of,
-                      slot_row, slot_stamp, slot_epoch, istate, tmp, bits)
+        si = _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, gamma,
+                      coef0, degree, kbias, n_buf, buf, act, n_act, n, istate[_EPOCH], cache,
+                      slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits)
         rowi = cache[si]
         gi = G[i]
         qii = qd[i]
@@ -314,9 +345,10 @@ def _cd_run(indptr, indices, data, sq, dense, use_dense, y, C, qd, iqd, ktype, g
             dj = a_new - aj
             alpha[j] = a_new
             # (slots >= 2 and row i was used last: fetching row j never evicts it)
-            sj = _get_row(j, indptr, indices, data, sq, dense, use_dense, y, ktype, gamma, coef0,
-                          degree, kbias, n_buf, buf, act, n_act, n, istate[_EPOCH], cache,
-                          slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits)
+            sj = _get_row(j, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype,
+                          gamma, coef0, degree, kbias, n_buf, buf, act, n_act, n,
+                          istate[_EPOCH], cache, slot_of, slot_row, slot_stamp, slot_epoch,
+                          istate, tmp, bits)
             rowj = cache[sj]
         best = -1
         best_score = 0.0
@@ -487,6 +519,7 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
     n_buf = max(X.n_features, 1)
     use_dense = X.prefers_dense()
     dense = X.dense(n_buf) if use_dense else np.zeros((1, 1))
+    denseT = np.ascontiguousarray(dense.T) if use_dense else dense
     slots = int(max(2, min(n, cache_mb * (1 << 20) // (8 * max(n, 1)))))
     cache = np.empty((slots, n), dtype=np.float64)
     slot_of = -np.ones(n, dtype=np.int64)
@@ -505,9 +538,9 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
             return 0, act[:istate[_N_ACT]].copy(), float(fstate[0])
         before, miss_before = int(istate[_STEPS]), int(istate[_MISSES])
         # the active rows as unsigned indices: no negative-index wrap-around code in the passes
-        status = _cd_run(X.indptr, X.indices, X.data, X.sq, dense, use_dense, y, C, qd, iqd,
-                         *args, n_buf, alpha, G, act.view(np.uint64), istate, fstate, cache, slot_of, slot_row,
-                         slot_stamp, slot_epoch, float(eps), budget, shrinking,
+        status = _cd_run(X.indptr, X.indices, X.data, X.sq, dense, denseT, use_dense, y, C, qd,
+                         iqd, *args, n_buf, alpha, G, act.view(np.uint64), istate, fstate, cache,
+                         slot_of, slot_row, slot_stamp, slot_epoch, float(eps), budget, shrinking,
                          SHRINK_PERIOD)
         stats["steps"] += int(istate[_STEPS]) - before
         stats["misses"] += int(istate[_MISSES]) - miss_before
