@@ -90,7 +90,7 @@ def quality(args):
         p, q = load(name, DATA)
         labels, tasks = binary_tasks(p)
         res = {}
-        for solver, eps in (("dcd-l1", 1e-4), ("cp", args.cp_eps), ("ocas", 0.01)):
+        for solver, eps in (("dcd-l1", 1e-4), ("cp", args.cp_eps), ("ocas", args.ocas_eps)):
             F = 0.0
             T = 0.0
             it = 0
@@ -107,7 +107,7 @@ def quality(args):
             res[solver] = (F, T, it, acc, Fs)
         Fd = res["dcd-l1"][0]
         n = p.n_rows
-        for solver, eps in (("cp", args.cp_eps), ("ocas", 0.01)):
+        for solver, eps in (("cp", args.cp_eps), ("ocas", args.ocas_eps)):
             F, T, it, acc, Fs = res[solver]
             # guarantee: cp: C n eps per task; ocas: eps * F per task
             bound = (len(tasks) * n * eps) if solver == "cp" else eps * F
@@ -210,6 +210,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--eps", type=float, default=None)
     ap.add_argument("--cp-eps", type=float, default=0.001)
+    ap.add_argument("--ocas-eps", type=float, default=0.01)
     ap.add_argument("--solvers", default="ocas,cp")
     ap.add_argument("--ord-c", type=float, default=1e-3)
     ap.add_argument("--perf-c", type=float, default=None,

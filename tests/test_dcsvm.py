@@ -212,3 +212,30 @@ def test_cluster_sums_and_label_check():
     with pytest.raises(ValueError, match="centre labels"):
         nearest_centre(R, np.arange(4), R, np.arange(4), np.array([0, 1, 2, 2]),
                        np.zeros(2), Kernel(0))
+
+
+@pytest.mark.parametrize("ktype", [1, 2])
+def test_nearest_centre_dense_pieces_against_numpy(ktype, monkeypatch):
+    """Dense rows go by BLAS pieces with the centre points sorted by cluster (segment sums);
+    against a numpy computation of the feature-space distances, with an empty cluster, pieces
+    made small and two threads."""
+    import svmtool.ops.kernels as kmod
+    from svmtool.solvers.kmeans import nearest_centre
+
+    monkeypatch.setattr(kmod, "_PIECE_VALUES", 5 * 40)
+    rng = np.random.default_rng(ktype)
+    Xd = rng.normal(size=(700, 6))
+    X = Rows.of(sp.csr_matrix(Xd))
+    assert X.prefers_dense()
+    pts = rng.permutation(700)[:40]
+    lab = rng.integers(0, 7, 40)
+    lab[lab == 3] = 4                         # cluster 3 empty
+    k = Kernel(ktype, 0.3, 1.0, 2, 0.5)
+    K = numpy_kernel(Xd, Xd[pts], k)
+    const = rng.normal(size=7)
+    counts = np.bincount(lab, minlength=7)
+    S = np.stack([K[:, lab == c].sum(1) / max(counts[c], 1) for c in range(7)], axis=1)
+    dist = const[None, :] - 2.0 * S
+    dist[:, counts == 0] = np.inf
+    got = nearest_centre(X, np.arange(700), X, pts, lab, const, k, threads=2)
+    np.testing.assert_array_equal(got, np.argmin(dist, axis=1))

@@ -118,3 +118,16 @@ def test_vectorised_exp_against_numpy():
     below = np.array([-709.0, -1e4, -np.inf])
     exp_nonpositive(below, 3, np.empty(3, dtype=np.int64))
     assert np.all((below > 0) & (below <= np.exp(-708.0) * (1 + 1e-14)))   # clamped, not 0 or nan
+
+
+@pytest.mark.parametrize("degree", range(0, 12))
+def test_int_power_matches_pow(degree):
+    """The polynomial kernel's in-place power by squaring against Python's ** (negative bases,
+    zeros, values above and below 1)."""
+    from svmtool.ops.kernels import int_power
+
+    x = np.random.default_rng(degree).normal(scale=1.5, size=500)
+    x[:3] = [0.0, -1.0, 1.0]
+    want = np.array([float(v) ** degree for v in x])
+    got = int_power(x.copy(), degree)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)

@@ -363,6 +363,34 @@ def augmented_rows(D, sq, side, kernel: Kernel):
     return np.ascontiguousarray(D, dtype=np.float64)
 
 
+def int_power(x, degree):
+    """x = x ** degree in place for an integer degree >= 0, by squaring and multiplying.
+
+    numpy's power with an integer exponent other than 2 calls libm's pow for every value (27 ns
+    a value here, against 0.3 ns for a multiplication): it made the polynomial kernel's blocks
+    the slowest part of DC-SVM.  Rounding differs from pow by a few ulps at most.
+    """
+    if degree == 0:
+        x.fill(1.0)
+        return x
+    if degree == 1:
+        return x
+    base = x.copy()
+    first = True
+    d = degree
+    while d:
+        if d & 1:
+            if first:
+                np.copyto(x, base)
+                first = False
+            else:
+                x *= base
+        d >>= 1
+        if d:
+            base *= base
+    return x
+
+
 def finish_kernel(x, kernel: Kernel):
     """Turn a block of inner arguments (see :func:`augmented_rows`) into kernel values."""
     kt = kernel.ktype
@@ -370,7 +398,7 @@ def finish_kernel(x, kernel: Kernel):
         np.minimum(x, 0.0, out=x)          # a rounding error may not give K > 1
         np.exp(x, out=x)
     elif kt == POLY:
-        np.power(x, int(kernel.degree), out=x)
+        int_power(x, int(kernel.degree))
     elif kt == SIGMOID:
         np.tanh(x, out=x)
     if kernel.kbias != 0.0:

@@ -33,6 +33,29 @@ def cluster_sums(block, col_label, kk, out):
     return out
 
 
+@njit
+def nearest_by_segments(block, seg, inv_counts, const, out):
+    """out[r] = argmin_c const[c] - 2 inv_counts[c] sum(block[r, seg[c]:seg[c+1]]).
+
+    The block's columns are the centre points sorted by cluster (stable), so each cluster's sum
+    runs over a contiguous segment, in the points' original order (the sums are those of
+    :func:`cluster_sums`).  Empty clusters carry ``const = inf``."""
+    kk = seg.shape[0] - 1
+    for r in range(block.shape[0]):
+        best = np.inf
+        arg = 0
+        for c in range(kk):
+            s = 0.0
+            for t in range(seg[c], seg[c + 1]):
+                s += block[r, t]
+            d = const[c] - 2.0 * (s * inv_counts[c])
+            if d < best:
+                best = d
+                arg = c
+        out[r] = arg
+    return out
+
+
 @dataclass
 class Clustering:
     assign: np.ndarray          # cluster of every point (0..nr_cluster-1)
@@ -124,14 +147,15 @@ def nearest_centre(A, rows_a, P, points, labels, const, kernel, threads=None, me
     inv_counts = np.where(nonempty, 1.0 / np.maximum(counts, 1.0), 0.0)
     out = np.empty(len(rows_a), dtype=np.int64)
     if A.prefers_dense() and P.prefers_dense():
-        def consume(lo, hi, blk):
-            S = cluster_sums(blk, lab, kk, np.empty((hi - lo, kk)))
-            S *= inv_counts
-            dist = const[None, :] - 2.0 * S
-            dist[:, ~nonempty] = np.inf
-            out[lo:hi] = np.argmin(dist, axis=1)
+        # centre points sorted by cluster: per-cluster sums over contiguous column segments
+        order = np.argsort(lab, kind="stable")
+        seg = np.searchsorted(lab[order], np.arange(kk + 1)).astype(np.int64)
+        cmask = np.where(nonempty, np.asarray(const, dtype=np.float64), np.inf)
 
-        dense_pieces(A, rows_a, P, pts, kernel, consume, threads)
+        def consume(lo, hi, blk):
+            nearest_by_segments(blk, seg, inv_counts, cmask, out[lo:hi])
+
+        dense_pieces(A, rows_a, P, pts[order], kernel, consume, threads)
         return out
     chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))
     S = None
