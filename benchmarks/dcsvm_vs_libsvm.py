@@ -74,7 +74,10 @@ def ours(prob, test, a, solver, eps, **extra):
     reps = model.report["classes"]
     obj = sum(r["dual"] for r in reps)
     return {"time": t, "acc": 100.0 * float(np.mean(lab == test.y)), "objective": obj,
-            "n_sv": sum(r.get("n_sv", 0) for r in reps), "predict_time": tp,
+            # support vectors of the model (each row once, as LIBSVM counts them); an early
+            # model has no such list: the per-pair counts summed
+            "n_sv": int(np.sum(model.nr_sv)) if getattr(model, "nr_sv", None) is not None
+            else sum(r.get("n_sv", 0) for r in reps), "predict_time": tp,
             "levels": model.report.get("levels")}
 
 
