@@ -134,33 +134,24 @@ def main():
     report(rows)
 
 
+# --run items other than libsvm: name -> (solver, eps option, early model); the same name with
+# "-bias" appended runs with the kernel bias -B 1 instead of --bias
+RUNS = {"kernel": ("kernel", "eps", False), "ref": ("kernel", "ref_eps", False),
+        "dcsvm": ("dcsvm", "eps", False), "early": ("dcsvm", "eps", True)}
+
+
 def run_one(what, prob, test, a):
     """One --run item: a dict with time, acc, n_sv, predict_time (objective, levels: ours)."""
     if what == "libsvm":
-        r = libsvm_run(prob, test, a)
-    elif what == "kernel":
-        r = ours(prob, test, a, "kernel", a.eps)
-    elif what == "kernel-bias":
-        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-        r = ours(prob, test, a2, "kernel", a.eps)
-    elif what == "ref":
-        r = ours(prob, test, a, "kernel", a.ref_eps)
-    elif what == "ref-bias":
-        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-        r = ours(prob, test, a2, "kernel", a.ref_eps)
-    elif what == "dcsvm":
-        r = ours(prob, test, a, "dcsvm", a.eps)
-    elif what == "dcsvm-bias":
-        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-        r = ours(prob, test, a2, "dcsvm", a.eps)
-    elif what == "early":
-        r = ours(prob, test, a, "dcsvm", a.eps, early=a.early)
-    elif what == "early-bias":
-        a2 = argparse.Namespace(**{**vars(a), "bias": 1.0})
-        r = ours(prob, test, a2, "dcsvm", a.eps, early=a.early)
-    else:
+        return libsvm_run(prob, test, a)
+    base = what[:-len("-bias")] if what.endswith("-bias") else what
+    if base not in RUNS:
         raise SystemExit(f"unknown --run item {what}")
-    return r
+    solver, eps_option, early = RUNS[base]
+    if base != what:
+        a = argparse.Namespace(**{**vars(a), "bias": 1.0})
+    extra = {"early": a.early} if early else {}
+    return ours(prob, test, a, solver, getattr(a, eps_option), **extra)
 
 
 def report(rows):
@@ -180,7 +171,9 @@ def report(rows):
         if name not in rows:
             continue
         ref = rows[name]["objective"]
-        same = [k for k in rows if k.endswith("-bias") == name.endswith("-bias")]
+        # (an early model's objective is its level's block-diagonal one: not comparable)
+        same = [k for k in rows if k.endswith("-bias") == name.endswith("-bias")
+                and not k.startswith("early")]
         for k in same:
             r = rows[k]
             if r.get("objective") is not None and k != name:
