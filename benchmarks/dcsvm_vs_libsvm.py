@@ -160,7 +160,8 @@ def report(rows):
         many = r.get("times", [])
         spread = f" (min {min(many):.3f} max {max(many):.3f}, {len(many)} runs)" if len(many) > 1 \
             else ""
-        print(f"{what:12s} time {r['time']:9.3f} s{spread}  acc {r['acc']:8.4f}%  nSV {r['n_sv']:7d}  "
+        print(f"{what:12s} time {r['time']:9.3f} s{spread}  acc {r['acc']:8.4f}%  "
+              f"nSV {r['n_sv']:7d}  "
               f"predict {r['predict_time']:7.3f} s"
               + (f"  objective {obj:.10g}" if obj is not None else ""), flush=True)
         for st in r.get("levels") or []:

@@ -348,6 +348,7 @@ def test_svmlight_model_keeps_labels_other_than_plus_minus_one(tmp_path):
     plain = "\n".join(l.split("; svmtool labels")[0] for l in lines) + "\n"
     path.write_text(plain)
     np.testing.assert_array_equal(load_model(str(path)).labels, [1.0, -1.0])
-    path.write_text(plain.replace("(starting with alpha*y)", "(starting with alpha*y); svmtool labels 3"))
+    path.write_text(plain.replace("(starting with alpha*y)",
+                                  "(starting with alpha*y); svmtool labels 3"))
     with pytest.raises(ModelFormatError, match="two labels"):
         load_model(str(path))

@@ -161,7 +161,7 @@ def test_two_variable_step_is_the_box_minimum(seed):
             H = np.full((2, 2), rng.uniform(0.5, 2.0))
             H[0, 1] = H[1, 0] = H[0, 0] * rng.choice([-1.0, 1.0])
         elif kind == 2:                    # indefinite (sigmoid kernels)
-            H = np.array([[rng.uniform(0.1, 1)], [0]]) @ [[1, 0]] + np.diag([0, rng.uniform(0.1, 1)])
+            H = np.diag([rng.uniform(0.1, 1), rng.uniform(0.1, 1)])
             H[0, 1] = H[1, 0] = rng.uniform(1.0, 2.0)
         else:                              # nearly singular
             v = rng.normal(size=2)

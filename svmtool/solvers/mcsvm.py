@@ -13,9 +13,9 @@ Sonnenburg, JMLR 2009, the multi-class OCAS; Arnosti 2010 for the line searches)
   ``G = X'V`` (``V[i, y*] = c_i``, ``V[i, y_i] = -c_i`` for rows whose ``y*`` is wrong) and
   ``b = sum of those c_i``: one block pass over the violators;
 * the reduced QP, line search (``exact``: the kinks of every row's upper envelope of K lines,
-  then the same search as in the binary case; ``gca2``/``tca``: O(nK) per evaluation), best-so-far point, cut near
-  it, mu = 0 guard and stopping rule (relative gap ``-e``, default 0.01) are those of
-  :mod:`svmtool.solvers.ocas`.
+  then the same search as in the binary case; ``gca2``/``tca``: O(nK) per evaluation),
+  best-so-far point, cut near it, mu = 0 guard and stopping rule (relative gap ``-e``, default
+  0.01) are those of :mod:`svmtool.solvers.ocas`.
 
 ``W`` is kept flat (feature-major, ``W[j, m]`` at ``j K + m``) as LIBLINEAR's model file lays it
 out; the result's ``w`` has shape ``(n_features, K)`` and the model is written as MCSVM_CS.
