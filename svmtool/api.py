@@ -77,15 +77,21 @@ def with_bias(problem, bias):
     return new_indptr, new_indices, new_data, nf + 1
 
 
-def _class_weights(params, labels):
-    wc = np.full(len(labels), float(params.C))
-    for label, factor in params.weights:
+def class_factors(weights, labels):
+    """The ``-w LABEL FACTOR`` factor of each label (1 when none is given); a warning for a
+    weighted label that the data do not have."""
+    out = np.ones(len(labels))
+    for label, factor in weights:
         hit = np.nonzero(labels == float(label))[0]
         if len(hit) == 0:
             warnings.warn(f"class weight for label {label:g} specified, but no such label in data")
             continue
-        wc[hit[0]] *= float(factor)
-    return wc
+        out[hit[0]] *= float(factor)
+    return out
+
+
+def _class_weights(params, labels):
+    return float(params.C) * class_factors(params.weights, labels)
 
 
 # --- training -----------------------------------------------------------------------------------

@@ -61,15 +61,10 @@ def row_weights(y, weights):
     """Per-row pair weights from ``-w LABEL FACTOR`` (None when there are none)."""
     if not weights:
         return None
-    c = np.ones(len(y))
-    for label, factor in weights:
-        hit = y == float(label)
-        if not hit.any():
-            import warnings
+    from svmtool.api import class_factors
 
-            warnings.warn(f"class weight for label {label:g} specified, but no such label in data")
-        c[hit] *= float(factor)
-    return c
+    labels, cls = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
+    return class_factors(weights, labels)[cls.reshape(-1)]
 
 
 class PairRisk:
