@@ -1,9 +1,9 @@
 """The binary cache: bit-identical round trips, every way of loading, clear errors, speed."""
 
 import io
+import mmap
 import struct
 import sys
-import time
 import zlib
 
 import numpy as np
@@ -190,24 +190,30 @@ def test_corrupt_structure_with_a_valid_checksum(tmp_path):
     assert zlib.crc32(bytes(raw[:156])) == struct.unpack_from("<I", raw, 156)[0]
 
 
-def test_cache_load_is_at_least_50x_faster_than_parsing(tmp_path):
+def mapped_object(arr):
+    """What a numpy array's memory finally belongs to (through views and memoryviews)."""
+    b = arr
+    while isinstance(b, np.ndarray) and b.base is not None:
+        b = b.base
+    return b.obj if isinstance(b, memoryview) else b
+
+
+def test_cache_load_maps_the_file_instead_of_reading_it(tmp_path):
+    # what makes a cache load near memory speed: every array is a view into a memory map of the
+    # file, so loading parses nothing and copies nothing (its speed against parsing is measured
+    # side by side in benchmarks/read_bench.py, not here: timings on a shared machine are noise)
     src = DATA / "a9a"
     p = load_svmlight(src)
     path = tmp_path / "a9a.cache"
     save_cache(p, path)
-    parse, load, use = [], [], []
-    for _ in range(5):
-        t = time.perf_counter()
-        load_svmlight(src)
-        parse.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        q = load_data(path)
-        load.append(time.perf_counter() - t)
-        float(q.data.sum()) + float(q.indices.sum())      # and touch every page of the data
-        use.append(time.perf_counter() - t)
-    assert min(parse) / min(load) >= 50, (parse, load)
-    # even counting the page faults of a first pass over the data it stays far ahead
-    assert min(parse) / min(use) >= 10, (parse, use)
+    q = load_data(path)
+    for arr in (q.indptr, q.indices, q.data, q.y):
+        assert isinstance(mapped_object(arr), mmap.mmap)
+    assert_same(p, q)
+    # read into memory instead (mmap=False): plain arrays owning their memory, same values
+    r = load_cache(path, mmap=False)
+    assert not isinstance(mapped_object(r.data), mmap.mmap)
+    assert_same(p, r)
 
 
 def test_convert_cache_through_cli_pipes(tmp_path):
