@@ -98,6 +98,9 @@ def main():
     ap.add_argument("-k", type=int, default=4)
     ap.add_argument("--sample", type=int, default=1000)
     ap.add_argument("--early", type=int, default=0)
+    ap.add_argument("--overlap", type=int, default=None,
+                    help="multi-class early model: clusters a border row may join")
+    ap.add_argument("--overlap-quantile", type=float, default=None)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--repeat", type=int, default=1,
                     help="run the list N times interleaved; report median times")
@@ -115,7 +118,9 @@ def main():
     test = load_data(a.test)
     # warm the JIT on a small slice
     small = prob.take_rows(np.arange(min(200, prob.n_rows)))
-    api.train(small, TrainParams(solver="dcsvm", C=1.0, extra={"kernel_type": a.t, "gamma": a.g}))
+    for early in (None, 0):     # (early: the multi-class early model's kernels too)
+        api.train(small, TrainParams(solver="dcsvm", C=1.0, extra={"kernel_type": a.t,
+                                                                   "gamma": a.g, "early": early}))
     print(f"# {a.train} rows {prob.n_rows} test {test.n_rows}: -t {a.t} -c {a.c} -g {a.g} "
           f"-d {a.d} -r {a.r} -e {a.eps} -m {a.m}", flush=True)
     rows = {}
@@ -151,6 +156,9 @@ def run_one(what, prob, test, a):
     if base != what:
         a = argparse.Namespace(**{**vars(a), "bias": 1.0})
     extra = {"early": a.early} if early else {}
+    for key in ("overlap", "overlap_quantile"):
+        if early and getattr(a, key) is not None:
+            extra[key] = getattr(a, key)
     return ours(prob, test, a, solver, getattr(a, eps_option), **extra)
 
 

@@ -26,3 +26,13 @@ def run_cli(*args, input=None, cwd=None, env=None):
         e.update(env)
     return subprocess.run([sys.executable, "-m", "svmtool", *map(str, args)], input=input,
                           capture_output=True, cwd=cwd, env=e, timeout=600)
+
+
+def write_svmlight(prob, path):
+    """A Problem as a svmlight text file (values by repr: they read back exactly)."""
+    with open(path, "w") as f:
+        for i in range(prob.n_rows):
+            lo, hi = prob.indptr[i], prob.indptr[i + 1]
+            feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(prob.indices[lo:hi].tolist(),
+                                                              prob.data[lo:hi].tolist()))
+            f.write(f"{prob.y[i]:g} {feats}\n")

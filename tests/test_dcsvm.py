@@ -14,7 +14,7 @@ from svmtool.solvers import dcsvm
 from svmtool.solvers.kernel_cd import solve
 from svmtool.solvers.kmeans import two_step
 
-from tests.conftest import run_cli, shared_file
+from tests.conftest import run_cli, shared_file, write_svmlight
 from tests.test_kernel_cd import dense_qp, objective
 from tests.test_kernels import numpy_kernel
 
@@ -150,12 +150,7 @@ def test_multiclass_dcsvm_equals_kernel_solver():
 def test_cli_early_and_level_report(tmp_path):
     data = tmp_path / "moons.txt"
     prob = moons(2400, seed=5)          # above DC_MIN_ROWS: the CLI runs in a subprocess
-    with open(data, "w") as f:
-        for i in range(prob.n_rows):
-            lo, hi = prob.indptr[i], prob.indptr[i + 1]
-            feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(prob.indices[lo:hi].tolist(),
-                                                              prob.data[lo:hi].tolist()))
-            f.write(f"{int(prob.y[i])} {feats}\n")
+    write_svmlight(prob, data)
     model = tmp_path / "m.early"
     r = run_cli("train", "-s", "dcsvm", "-c", "4", "-g", "2", "--levels", "2", "--early",
                 "--test", data, data, model)

@@ -99,6 +99,14 @@ def _solver_help():
               help="DC-SVM: stop at LEVEL (default: the level with about 64 clusters; "
                    "without LEVEL put --early last or before another option) "
                    "and save an early-prediction model (nearest cluster's local model).")
+@click.option("--overlap", "overlap", type=int, default=None, metavar="N",
+              help="DC-SVM --early, multi-class: a border row also trains the local models of "
+                   "up to N-1 neighbouring clusters (default 4; 1: the clusters partition the "
+                   "rows).")
+@click.option("--overlap-quantile", "overlap_quantile", type=float, default=None, metavar="Q",
+              help="DC-SVM --early, multi-class: a row is a border row of a neighbouring "
+                   "cluster when that centre is at most as much farther than its own as the "
+                   "Q-quantile over all rows of the second-nearest centre's (default 0.7).")
 @click.option("--test", "test_file", type=click.Path(dir_okay=False), default=None,
               help="DC-SVM: report the accuracy of every level on this test file.")
 @click.option("--line-search", "line_search",

@@ -21,8 +21,9 @@ Algorithm (levels ``L = --levels``, branching ``k = --clusters``)::
 The number of clusters of a level is capped so that clusters keep on average at least
 ``MIN_CLUSTER_ROWS`` rows; a level whose capped count equals the previous level's is skipped.
 A problem of fewer than ``DC_MIN_ROWS`` rows (e.g. a pair of a one-vs-one multi-class problem
-such as letter's) is not divided at all: it is solved directly, and with ``--early`` its early
-model has a single cluster (eq. 11 then is the exact model).
+such as letter's) is not divided at all: it is solved directly.  The early model of a problem of
+more than two classes does not come from here: its rows are clustered once for all pairs
+(:mod:`svmtool.solvers.early_ovo`).
 
 The level's objective reported is the dual objective of the level's (block-diagonal) problem,
 the sum of the subproblems' objectives, which is the true objective of (1) with the kernel K-bar
@@ -236,6 +237,18 @@ def cli_extra(ctx, params, opts, zero_based=False):
         if opts["early_level"] < 0 or opts["early_level"] > opts["levels"]:
             raise ParameterError(f"--early LEVEL must be between 1 and --levels "
                                  f"({opts['levels']}) (got {opts['early_level']})")
+    for key in ("overlap", "overlap_quantile"):
+        if opts.get(key) is None:
+            continue
+        if opts["early_level"] is None:
+            flag = "--" + key.replace("_", "-")
+            raise ParameterError(f"{flag} needs --early (it shapes the multi-class early model)")
+        extra[key] = opts[key]
+    if opts.get("overlap") is not None and opts["overlap"] < 1:
+        raise ParameterError(f"--overlap must be >= 1 (got {opts['overlap']})")
+    q = opts.get("overlap_quantile")
+    if q is not None and not 0.0 <= q <= 1.0:
+        raise ParameterError(f"--overlap-quantile must be between 0 and 1 (got {q})")
     if opts.get("test_file"):
         from svmtool.io.svmlight import load_data
 

@@ -259,6 +259,23 @@ def _solve2(gi, gj, qii, qij, qjj, li, ui, lj, uj):
     return bi, bj
 
 
+@njit(inline="always")
+def pair_step(alpha, C, G, i, j, qii, qij, qjj):
+    """The exact step of the pair (alpha_i, alpha_j) in its box (:func:`_solve2`), made;
+    returns the changes (di, dj) actually made (the box is exact, the clip only takes rounding
+    off), by which G must move."""
+    ai = alpha[i]
+    aj = alpha[j]
+    di, dj = _solve2(G[i], G[j], qii, qij, qjj, -ai, C[i] - ai, -aj, C[j] - aj)
+    a_new = min(max(ai + di, 0.0), C[i])
+    di = a_new - ai
+    alpha[i] = a_new
+    a_new = min(max(aj + dj, 0.0), C[j])
+    dj = a_new - aj
+    alpha[j] = a_new
+    return di, dj
+
+
 @njit
 def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, ktype, gamma,
             coef0, degree, kbias, n_buf,
@@ -338,15 +355,7 @@ def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, 
             rowj = rowi
         else:
             j = bestj
-            aj = alpha[j]
-            di, dj = _solve2(gi, G[j], qii, rowi[j], qd[j], -ai, C[i] - ai, -aj, C[j] - aj)
-            # the box is exact; clip the rounding, and move G by the change actually made
-            a_new = min(max(ai + di, 0.0), C[i])
-            di = a_new - ai
-            alpha[i] = a_new
-            a_new = min(max(aj + dj, 0.0), C[j])
-            dj = a_new - aj
-            alpha[j] = a_new
+            di, dj = pair_step(alpha, C, G, i, j, qii, rowi[j], qd[j])
             # (slots >= 2 and row i was used last: fetching row j never evicts it)
             sj = _get_row(j, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype,
                           gamma, coef0, degree, kbias, n_buf, buf, act, n_act, n,
@@ -657,6 +666,20 @@ def train_ovo(problem, params, spec, callback=None):
     cls = class_index(problem.y, labels)
     K = len(labels)
     wc = _class_weights(params, labels)
+    ex = params.extra or {}
+    if spec.name == "dcsvm" and ex.get("early") is not None and K > 2:
+        # a multi-class early model: one clustering for all pairs (svmtool.solvers.early_ovo)
+        from svmtool.solvers.dcsvm import default_early_level
+        from svmtool.solvers.early_ovo import train_early
+
+        k = int(ex.get("k_clusters", 4))
+        level = int(ex["early"]) or default_early_level(int(ex.get("levels", 4)), k)
+        model = train_early(X, labels, cls, wc, kernel, params, spec.name, level, k ** level,
+                            callback)
+        if ex.get("test") is not None:
+            _level_accuracy(model, model.report["levels"], None, labels, model.kernel,
+                            problem.n_features, ex["test"])
+        return model
     members = [np.flatnonzero(cls == c) for c in range(K)]
     nonzero = [np.zeros(len(m), dtype=bool) for m in members]
     coef_parts = {}          # (class, pair index) -> coefficients over that class's rows

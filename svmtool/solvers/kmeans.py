@@ -34,26 +34,35 @@ def cluster_sums(block, col_label, kk, out):
 
 
 @njit
-def nearest_by_segments(block, seg, inv_counts, const, out):
-    """out[r] = argmin_c const[c] - 2 inv_counts[c] sum(block[r, seg[c]:seg[c+1]]).
+def nearest_by_segments_top(block, seg, inv_counts, const, near, dist):
+    """The ``near.shape[1]`` nearest clusters of every row, nearest first (ties: the lower
+    cluster), and their distances |phi(x) - m_c|^2 less the row's own K(x, x), which is
+    ``const[c] - 2 inv_counts[c] sum(block[r, seg[c]:seg[c+1]])``.
 
     The block's columns are the centre points sorted by cluster (stable), so each cluster's sum
     runs over a contiguous segment, in the points' original order (the sums are those of
     :func:`cluster_sums`).  Empty clusters carry ``const = inf``."""
     kk = seg.shape[0] - 1
+    top = near.shape[1]
     for r in range(block.shape[0]):
-        best = np.inf
-        arg = 0
+        for t in range(top):
+            near[r, t] = -1
+            dist[r, t] = np.inf
         for c in range(kk):
             s = 0.0
-            for t in range(seg[c], seg[c + 1]):
-                s += block[r, t]
+            for u in range(seg[c], seg[c + 1]):
+                s += block[r, u]
             d = const[c] - 2.0 * (s * inv_counts[c])
-            if d < best:
-                best = d
-                arg = c
-        out[r] = arg
-    return out
+            t = top
+            while t > 0 and d < dist[r, t - 1]:
+                t -= 1
+            if t < top:
+                for u in range(top - 1, t, -1):
+                    near[r, u] = near[r, u - 1]
+                    dist[r, u] = dist[r, u - 1]
+                near[r, t] = c
+                dist[r, t] = d
+    return near
 
 
 @dataclass
@@ -62,6 +71,8 @@ class Clustering:
     sample_rows: np.ndarray     # rows of X that were sampled (they define the centres)
     sample_cluster: np.ndarray  # cluster of each sampled row
     const: np.ndarray           # 1/|S_k|^2 sum_{s,t in S_k} K_st per cluster
+    near: np.ndarray = None     # with top > 1: (n, top) nearest clusters, nearest first
+    dist: np.ndarray = None     # and their distances (less K(x, x), the same for every cluster)
 
     @property
     def nr_cluster(self):
@@ -116,8 +127,9 @@ def centre_constants(Kmat, labels):
 
 
 def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, threads=None,
-             mem_mb=64.0, max_iter=30) -> Clustering:
-    """Cluster all rows of X: kernel k-means on a sample of ``candidates``, then nearest centre."""
+             mem_mb=64.0, max_iter=30, top=1) -> Clustering:
+    """Cluster all rows of X: kernel k-means on a sample of ``candidates``, then nearest centre
+    (with ``top`` > 1 also the ``top`` nearest centres and their distances, in the same pass)."""
     candidates = np.asarray(candidates, dtype=np.int64)
     m = min(len(candidates), max(int(sample_size), 1))
     sample = np.sort(rng.choice(candidates, size=m, replace=False)) if m < len(candidates) \
@@ -125,48 +137,46 @@ def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, 
     Kmat = kernel_block_threads(X, sample, X, sample, kernel, threads)
     labels = kernel_kmeans(Kmat, n_clusters, rng, max_iter)
     const = centre_constants(Kmat, labels)
-    assign = nearest_centre(X, np.arange(X.n_rows), X, sample, labels, const, kernel, threads,
-                            mem_mb)
-    return Clustering(assign=assign, sample_rows=sample, sample_cluster=labels, const=const)
+    near, dist = nearest_centres(X, np.arange(X.n_rows), X, sample, labels, const, kernel,
+                                 max(1, top), threads, mem_mb)
+    more = top > 1
+    return Clustering(assign=near[:, 0].copy(), sample_rows=sample, sample_cluster=labels,
+                      const=const, near=near if more else None, dist=dist if more else None)
+
+
+def nearest_centres(A, rows_a, P, points, labels, const, kernel, top, threads=None, mem_mb=64.0):
+    """The ``top`` nearest centres of each row of A[rows_a] (nearest first; -1 where there are
+    fewer clusters) and their distances less K(x, x); see :func:`nearest_centre`."""
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    kk = len(const)
+    lab = np.ascontiguousarray(labels, dtype=np.int64)
+    if len(lab) != len(points) or (len(lab) and (lab.min() < 0 or lab.max() >= kk)):
+        raise ValueError(f"centre labels must be {len(points)} values in [0, {kk})")
+    counts = np.bincount(lab, minlength=kk).astype(np.float64)
+    inv_counts = np.where(counts > 0, 1.0 / np.maximum(counts, 1.0), 0.0)
+    cmask = np.where(counts > 0, np.asarray(const, dtype=np.float64), np.inf)
+    order = np.argsort(lab, kind="stable")
+    seg = np.searchsorted(lab[order], np.arange(kk + 1)).astype(np.int64)
+    pts = np.asarray(points, dtype=np.int64)[order]
+    near = np.empty((len(rows_a), top), dtype=np.int64)
+    dist = np.empty((len(rows_a), top))
+
+    def consume(lo, hi, blk):
+        nearest_by_segments_top(blk, seg, inv_counts, cmask, near[lo:hi], dist[lo:hi])
+
+    if A.prefers_dense() and P.prefers_dense():
+        dense_pieces(A, rows_a, P, pts, kernel, consume, threads)
+    else:
+        chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))
+        for lo in range(0, len(rows_a), chunk):
+            hi = min(len(rows_a), lo + chunk)
+            consume(lo, hi, kernel_block_threads(A, rows_a[lo:hi], P, pts, kernel, threads))
+    return near, dist
 
 
 def nearest_centre(A, rows_a, P, points, labels, const, kernel, threads=None, mem_mb=64.0):
     """Nearest centre of each row of A[rows_a]; centre k is the mean of the points of label k.
 
-    Kernel blocks against the points in chunks of bounded size, summed per cluster by
-    :func:`cluster_sums` (O(rows x points) work, no dense weight matrix).
-    """
-    rows_a = np.asarray(rows_a, dtype=np.int64)
-    kk = len(const)
-    pts = np.asarray(points, dtype=np.int64)
-    lab = np.ascontiguousarray(labels, dtype=np.int64)
-    if len(lab) != len(pts) or (len(lab) and (lab.min() < 0 or lab.max() >= kk)):
-        raise ValueError(f"centre labels must be {len(pts)} values in [0, {kk})")
-    counts = np.bincount(lab, minlength=kk).astype(np.float64)
-    nonempty = counts > 0
-    inv_counts = np.where(nonempty, 1.0 / np.maximum(counts, 1.0), 0.0)
-    out = np.empty(len(rows_a), dtype=np.int64)
-    if A.prefers_dense() and P.prefers_dense():
-        # centre points sorted by cluster: per-cluster sums over contiguous column segments
-        order = np.argsort(lab, kind="stable")
-        seg = np.searchsorted(lab[order], np.arange(kk + 1)).astype(np.int64)
-        cmask = np.where(nonempty, np.asarray(const, dtype=np.float64), np.inf)
-
-        def consume(lo, hi, blk):
-            nearest_by_segments(blk, seg, inv_counts, cmask, out[lo:hi])
-
-        dense_pieces(A, rows_a, P, pts[order], kernel, consume, threads)
-        return out
-    chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))
-    S = None
-    for lo in range(0, len(rows_a), chunk):
-        hi = min(len(rows_a), lo + chunk)
-        block = kernel_block_threads(A, rows_a[lo:hi], P, pts, kernel, threads)
-        if S is None or S.shape[0] != hi - lo:
-            S = np.empty((hi - lo, kk))
-        cluster_sums(block, lab, kk, S)
-        S *= inv_counts
-        dist = const[None, :] - 2.0 * S
-        dist[:, ~nonempty] = np.inf
-        out[lo:hi] = np.argmin(dist, axis=1)
-    return out
+    Kernel blocks against the points in pieces of bounded size, summed per cluster over the
+    points sorted by cluster (O(rows x points) work, no dense weight matrix)."""
+    return nearest_centres(A, rows_a, P, points, labels, const, kernel, 1, threads, mem_mb)[0][:, 0]

@@ -1,0 +1,442 @@
+"""DC-SVM's early prediction for multi-class problems: one clustering, one-vs-one inside clusters.
+
+LIBSVM trains a multi-class problem one pair of classes at a time, and so does ``-s dcsvm``.  For
+the *exact* model that is right, but for the *early* model (eq. 11 of Hsieh et al. 2014) it is
+not: with many classes every pair is small (letter: 325 pairs of about 1,150 rows), too small to
+divide, so each pair's early model would be its exact model and cost as much.
+
+Here the early model of a multi-class problem divides the rows once, for all classes:
+
+    cluster all rows into k^LEVEL clusters by the two-step kernel k-means of the binary DC-SVM
+        (kernel k-means on --sample rows, then every row to its nearest centre in feature space);
+    let every cluster also take the border rows of its neighbours (``--overlap``: rows whose
+        centre is not much nearer than this one, see cluster_members): eq. 11 predicts a test
+        point near a border with its own cluster's model, which without them would never have
+        seen the training rows just across the border -- on letter a partition into 64 clusters
+        lost 2.4 points of accuracy, with the border rows 0.06;
+    in every cluster, for every pair (i, j) of classes that both have rows there, solve the
+        binary kernel SVM of those rows (the bias-free dual of ``-s kernel``, the same kernel and
+        kernel bias, C of class i / class j, stopped at max |projected gradient| <= eps);
+    the cluster's local model is then a LIBSVM one-vs-one model over all K labels.
+
+A row x is predicted by the local model of its nearest centre, pairs voting as LIBSVM's.  A pair
+with rows of only one class in the cluster gets a constant decision value (+1 for class i, -1
+for class j), one with neither class 0: a class absent from the cluster then never beats a
+present one, and the vote among the present classes is exactly the vote of their own pairs.
+
+The subproblems are tiny (letter, 64 clusters: about 230 rows a cluster, 40 rows a pair), so
+per-call overhead would dominate: a cluster's rows are sorted by class and its kernel block is
+computed once (with the kernel bias), so that a pair's Q is read in place from two segments of
+it; all of its pairs are solved in one jitted call, by the kernel solver's greedy two-variable
+coordinate descent on the dense block (single-variable steps zigzag under the kernel bias, which
+couples every variable: letter took 7x the steps).
+Clusters are shared out over threads.  A cluster whose block would not fit the per-thread share
+of the kernel cache (``-m``) has its pairs solved by the kernel solver of ``-s kernel`` instead,
+so memory stays bounded by the cache size.
+
+The multilevel warm starts of the binary DC-SVM are not used here: they pay for large
+subproblems, and these are solved from scratch in microseconds.
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.ops.kernels import (Kernel, Rows, kernel_block_threads, n_threads,
+                                 symmetric_block_dense)
+from svmtool.solvers.kernel_cd import _pg, pair_step
+
+# Border rows: a row also joins up to DEFAULT_OVERLAP - 1 neighbouring clusters, those whose
+# centre is at most delta farther than its own, delta the DEFAULT_OVERLAP_QUANTILE-quantile over
+# all rows of that difference for the second-nearest centre (cluster_members).  Without it the
+# test points near a cluster's border lose the training rows across it: letter (rbf C 8 g 2,
+# -B 1, test accuracy, LIBSVM 97.88) with 64 clusters 95.46 as a partition, 97.50 with (3, 0.5),
+# 97.82 with (4, 0.7); with 256 clusters 93.94 as a partition, 97.32 (4, 0.5), 97.62 (4, 0.7),
+# 97.82 (5, 0.7).  (4, 0.7) costs 2.7x the rows of the partition (one CD step per support vector
+# or so, and kernel blocks growing as the square of a cluster): at 256 clusters training took
+# 0.45 s against 0.27 s, and LIBSVM 4.8-5.3 s.
+DEFAULT_OVERLAP = 4
+DEFAULT_OVERLAP_QUANTILE = 0.7
+
+# columns of the per-pair statistics (solve_cluster_pairs)
+ROWS, STEPS, DUAL_F, MAX_PG, N_SV, PRIMAL, CAPPED = range(7)
+NSTATS = 7
+
+
+@njit
+def _fetch(Ks, r, yr, s0, ni, s1, nj, out):
+    """Column r of the pair's Q = y y' K (classes i, j at Ks[s0:s0+ni], Ks[s1:s1+nj]): Ks is
+    symmetric, so its row, read over the two segments, signed."""
+    row = Ks[r]
+    for a in range(ni):
+        out[a] = yr * row[s0 + a]
+    for b in range(nj):
+        out[ni + b] = -yr * row[s1 + b]
+
+
+@njit
+def _dense_cd(Ks, s0, ni, s1, nj, C, qd, iqd, alpha, G, qi, qj, eps, max_steps):
+    """One pair's dual, min 1/2 a'Qa - e'a over 0 <= a <= C, Q = y y' K over the rows of class i
+    (Ks[s0:s0+ni], y = +1) and class j (Ks[s1:s1+nj], y = -1) of a class-sorted kernel block,
+    from (alpha, G), G = Q alpha - 1 kept exact.  The steps of the kernel solver
+    (svmtool.solvers.kernel_cd): i of largest PG_i^2 / Q_ii, the partner j of largest joint
+    Newton decrease from column i, the pair's 2x2 box problem solved exactly (alpha_i alone
+    when no partner beats the single step).  qd: diagonal of Q, iqd its inverse; qi, qj: work
+    vectors.
+    Returns (steps, max |PG|)."""
+    n = ni + nj
+    steps = 0
+    # the first selection; afterwards each update pass also selects the next variable
+    best, viol = _select(G, alpha, C, iqd, n)
+    while True:
+        if viol <= eps or best < 0 or steps >= max_steps:
+            return steps, viol
+        i = best
+        ri = s0 + i if i < ni else s1 + i - ni
+        _fetch(Ks, ri, 1.0 if i < ni else -1.0, s0, ni, s1, nj, qi)
+        gi = G[i]
+        qii = qd[i]
+        ai = alpha[i]
+        bestj = -1
+        bestg = gi * gi / qii * 1.0001
+        for j in range(n):
+            qij = qi[j]
+            gj = G[j]
+            mj = qij * gi - qii * gj
+            a = alpha[j]
+            # a partner at a bound only when the joint step moves it inwards (selects, no
+            # unpredictable branches: the test below is rarely true)
+            stuck = ((a <= 0.0) & (mj < 0.0)) | ((a >= C[j]) & (mj > 0.0)) | (j == i)
+            qjj = qd[j]
+            det = max(qii * qjj - qij * qij, 1e-12)
+            num = qjj * gi * gi - 2.0 * qij * gi * gj + qii * gj * gj
+            if (num > bestg * det) & (not stuck):     # gain num / det > bestg, no division
+                bestg = num / det
+                bestj = j
+        if bestj < 0:
+            di = min(max(ai - gi / qii, 0.0), C[i]) - ai
+            alpha[i] = ai + di
+            dj = 0.0
+            qj[:n] = 0.0
+        else:
+            j = bestj
+            di, dj = pair_step(alpha, C, G, i, j, qii, qi[j], qd[j])
+            rj = s0 + j if j < ni else s1 + j - ni
+            _fetch(Ks, rj, 1.0 if j < ni else -1.0, s0, ni, s1, nj, qj)
+        # update G and select the next variable in one pass
+        best = -1
+        best_sc = 0.0
+        viol = 0.0
+        for k in range(n):
+            g = G[k] + (di * qi[k] + dj * qj[k])
+            G[k] = g
+            a = alpha[k]
+            # projected gradient by selects: capped at 0 from above at the lower bound, from
+            # below at the upper one
+            cap = 0.0 if a <= 0.0 else np.inf
+            floor = 0.0 if a >= C[k] else -np.inf
+            pg = min(max(g, floor), cap)
+            sc = pg * pg * iqd[k]
+            viol = max(viol, abs(pg))
+            better = sc > best_sc
+            best_sc = sc if better else best_sc
+            best = k if better else best
+        steps += 1
+
+
+@njit
+def _select(G, alpha, C, iqd, n):
+    """(index of the largest PG^2 / Q_kk, or -1 when every PG is 0; max |PG|)."""
+    best = -1
+    best_sc = 0.0
+    viol = 0.0
+    for k in range(n):
+        pg = _pg(G[k], alpha[k], C[k])
+        sc = pg * pg * iqd[k]
+        viol = max(viol, abs(pg))
+        if sc > best_sc:
+            best_sc = sc
+            best = k
+    return best, viol
+
+
+@njit
+def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stats):
+    """Every one-vs-one pair of the classes present in one cluster, each to |PG| <= eps.
+
+    Ks: (m, m) kernel values (kernel bias included) of the cluster's rows, the rows sorted by
+    class; cls: class index of each row (0..K-1, non-decreasing); Cc: C of each class; eps,
+    max_steps: stopping rule and step cap per pair.
+    Out: coef (m, K-1), alpha * y in LIBSVM's layout (a row of class i keeps its coefficient of
+    pair (i, j) in column j-1 if i < j, in column j if j < i); rho (K(K-1)/2,) per pair in
+    LIBSVM's order; pair_stats (K(K-1)/2, NSTATS): rows, steps, dual objective f(alpha) (to
+    minimise), max |PG| at the end, support vectors, primal objective, subproblems stopped by
+    the step cap (added to what is there, the |PG| column by max).
+    Returns the number of pairs stopped by the step cap.
+    """
+    m = cls.shape[0]
+    K = Cc.shape[0]
+    count = np.zeros(K, dtype=np.int64)
+    for r in range(m):
+        count[cls[r]] += 1
+    start = np.zeros(K + 1, dtype=np.int64)
+    for c in range(K):
+        start[c + 1] = start[c] + count[c]
+    diag = np.empty(m)
+    for r in range(m):
+        # a zero diagonal (no kernel bias) is floored as in the kernel solver
+        diag[r] = Ks[r, r] if Ks[r, r] > 1e-12 else 1e-12
+    C = np.empty(m)
+    qd = np.empty(m)
+    iqd = np.empty(m)
+    alpha = np.empty(m)
+    G = np.empty(m)
+    qi = np.empty(m)
+    qj = np.empty(m)
+    unconverged = 0
+    p = -1
+    for i in range(K):
+        for j in range(i + 1, K):
+            p += 1
+            ni = count[i]
+            nj = count[j]
+            if ni == 0 or nj == 0:
+                # one class (or none) here: a constant vote for the class present
+                if ni > 0:
+                    rho[p] = -1.0
+                elif nj > 0:
+                    rho[p] = 1.0
+                else:
+                    rho[p] = 0.0
+                continue
+            n = ni + nj
+            s0 = start[i]
+            s1 = start[j]
+            for a in range(n):
+                r = s0 + a if a < ni else s1 + a - ni
+                C[a] = Cc[i] if a < ni else Cc[j]
+                qd[a] = diag[r]
+                iqd[a] = 1.0 / diag[r]
+                alpha[a] = 0.0
+                G[a] = -1.0
+            steps, viol = _dense_cd(Ks, s0, ni, s1, nj, C, qd, iqd, alpha, G, qi, qj, eps,
+                                    max_steps)
+            if viol > eps:
+                unconverged += 1
+                pair_stats[p, 6] += 1
+            f = 0.0
+            primal = 0.0
+            s = 0.0
+            nsv = 0
+            for a in range(n):
+                # (Q alpha)_a = G_a + 1 = y_a f(x_a): f(alpha) = 1/2 a'Qa - e'a, and the primal
+                # 1/2 |w|^2 + sum C_a max(0, 1 - y_a f(x_a)) at w of alpha
+                f += alpha[a] * (0.5 * (G[a] + 1.0) - 1.0)
+                primal += 0.5 * alpha[a] * (G[a] + 1.0)
+                if G[a] < 0.0:
+                    primal -= C[a] * G[a]
+                s += alpha[a] if a < ni else -alpha[a]
+                if alpha[a] > 0.0:
+                    nsv += 1
+            for a in range(ni):
+                coef[s0 + a, j - 1] = alpha[a]
+            for b in range(nj):
+                coef[s1 + b, i] = -alpha[ni + b]
+            rho[p] = -kbias * s
+            pair_stats[p, 0] += n
+            pair_stats[p, 1] += steps
+            pair_stats[p, 2] += f
+            if viol > pair_stats[p, 3]:
+                pair_stats[p, 3] = viol
+            pair_stats[p, 4] += nsv
+            pair_stats[p, 5] += primal
+    return unconverged
+
+
+def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, coef, rho,
+                           pair_stats):
+    """The pairs of one (large) cluster by the kernel solver: same problem, bounded memory."""
+    from svmtool.solvers.kernel_cd import solve, take_rows
+
+    K = len(Cc)
+    members = [np.flatnonzero(cls == c) for c in range(K)]
+    unconverged = 0
+    p = -1
+    for i in range(K):
+        for j in range(i + 1, K):
+            p += 1
+            mi, mj = members[i], members[j]
+            if len(mi) == 0 or len(mj) == 0:
+                rho[p] = -1.0 if len(mi) else (1.0 if len(mj) else 0.0)
+                continue
+            sub = np.concatenate([mi, mj])
+            yb = np.concatenate([np.ones(len(mi)), -np.ones(len(mj))])
+            Cv = np.concatenate([np.full(len(mi), Cc[i]), np.full(len(mj), Cc[j])])
+            r = solve(take_rows(X, rows[sub]), yb, Cv, kernel, eps=eps, shrinking=shrinking,
+                      cache_mb=cache_mb, threads=1)
+            a = r.alpha
+            coef[mi, j - 1] = a[:len(mi)]
+            coef[mj, i] = -a[len(mi):]
+            rho[p] = -kernel.kbias * float(a @ yb)
+            pair_stats[p] += (len(sub), r.iterations, r.extra["objective"], 0.0, r.n_sv,
+                              r.primal, 0 if r.converged else 1)
+            pair_stats[p, 3] = max(pair_stats[p, 3], r.extra["pg_violation"])
+            unconverged += 0 if r.converged else 1
+    return unconverged
+
+
+def cluster_members(cl, cls, top, quantile):
+    """Rows of every cluster, sorted by class (then row): the rows assigned to it, and with
+    ``top`` > 1 the border rows of its neighbours: a row joins the t-th nearest of its ``top``
+    nearest clusters when that one is at most delta farther than its own, delta the
+    ``quantile`` of that difference for the second-nearest centre over all rows."""
+    n = len(cl.assign)
+    if top <= 1 or cl.near is None or cl.near.shape[1] < 2:
+        member_rows, member_cl = np.arange(n), cl.assign
+    else:
+        extra = cl.dist - cl.dist[:, :1]
+        second = extra[:, 1][np.isfinite(extra[:, 1])]
+        delta = float(np.quantile(second, quantile)) if len(second) else 0.0
+        mask = (extra <= delta) & (cl.near >= 0)
+        mask[:, 0] = True
+        member_rows = np.broadcast_to(np.arange(n)[:, None], mask.shape)[mask]
+        member_cl = cl.near[mask]
+    order = np.lexsort((member_rows, cls[member_rows], member_cl))
+    bounds = np.searchsorted(member_cl[order], np.arange(cl.nr_cluster + 1))
+    rows = member_rows[order]
+    return [rows[bounds[c]:bounds[c + 1]] for c in range(cl.nr_cluster)]
+
+
+def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callback=None):
+    """The multi-class early model (see the module docstring).
+
+    X: all training rows; cls: class index of every row (0..K-1); Cc: C of each class (-w
+    weights applied); kernel: with the kernel bias of -B.  Returns (ClusterOvO, stats), stats the
+    level report (clusters, times, #SV, objective, steps) and per-pair sums.
+    """
+    from svmtool.kernel_model import ClusterOvO, KernelModel
+    from svmtool.solvers.dcsvm import MIN_CLUSTER_ROWS
+    from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB, take_rows
+    from svmtool.solvers.kmeans import two_step
+
+    ex = params.extra or {}
+    sample = int(ex.get("sample", 1000))
+    overlap = int(ex.get("overlap", DEFAULT_OVERLAP))
+    overlap_quantile = float(ex.get("overlap_quantile", DEFAULT_OVERLAP_QUANTILE))
+    cache_mb = float(ex.get("cache_mb", DEFAULT_CACHE_MB))
+    threads = n_threads(params.threads)
+    eps = float(params.eps)
+    max_steps = int(params.max_iter) if params.max_iter else 10_000_000
+    rng = np.random.default_rng(params.seed)
+    cls = np.ascontiguousarray(cls, dtype=np.int64)
+    Cc = np.ascontiguousarray(Cc, dtype=np.float64)
+    K = len(Cc)
+    npairs = K * (K - 1) // 2
+    n = X.n_rows
+    nc = int(max(1, min(n_clusters, n // MIN_CLUSTER_ROWS)))
+    if callback is not None:
+        callback(0, {"level": level, "stage": "clustering"})
+    t0 = time.perf_counter()
+    top = max(1, int(overlap))
+    cl = two_step(X, np.arange(n), nc, sample, kernel, rng, threads, mem_mb=min(64.0, cache_mb),
+                  top=top)
+    t_cluster = time.perf_counter() - t0
+    if callback is not None:
+        callback(0, {"level": level, "stage": "training"})
+    t0 = time.perf_counter()
+    groups = cluster_members(cl, cls, top, overlap_quantile)
+    # a cluster's dense block may take this much (the -m budget shared by the threads)
+    block_limit = max(1.0, cache_mb / threads) * (1 << 20) / 8.0
+
+    kernel_out = Kernel(kernel.ktype, kernel.gamma, kernel.coef0, kernel.degree, 0.0)
+    dense = X.dense(max(X.n_features, 1)) if X.prefers_dense() else None
+
+    def run(c):
+        """Cluster c: its pairs solved, its local model (a KernelModel), its statistics."""
+        rows = groups[c]
+        m = len(rows)
+        coef = np.zeros((m, max(K - 1, 1)))
+        rho = np.zeros(npairs)
+        st = np.zeros((npairs, NSTATS))
+        unc = 0
+        if m and float(m) * m <= block_limit:
+            if dense is not None:
+                Kc = symmetric_block_dense(dense, X.sq, rows, *kernel.args(), np.empty((m, m)))
+            else:
+                Kc = kernel_block_threads(X, rows, X, rows, kernel, threads=1)
+            unc = solve_cluster_pairs(Kc, cls[rows], Cc, eps, max_steps, coef, rho, kernel.kbias,
+                                      st)
+        elif m:
+            unc = _solve_cluster_by_rows(X, rows, cls[rows], Cc, kernel, eps, params.shrinking,
+                                         max(1.0, cache_mb / threads), coef, rho, st)
+        # support vectors class by class (the rows are sorted by class), as LIBSVM stores them
+        keep = np.flatnonzero(np.any(coef != 0.0, axis=1))
+        svs = take_rows(X, rows[keep])
+        local = KernelModel(kernel=kernel_out, labels=np.arange(K, dtype=np.float64), rho=rho,
+                            nr_sv=np.bincount(cls[rows[keep]], minlength=K),
+                            sv_indptr=svs.indptr, sv_indices=svs.indices, sv_data=svs.data,
+                            sv_coef=coef[keep].T[:max(K - 1, 1)].copy(),
+                            nr_feature=X.n_features)
+        return local, st, unc
+
+    order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
+    if threads > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            out = dict(zip(order, pool.map(run, order)))
+    else:
+        out = {c: run(c) for c in order}
+    local = [out[c][0] for c in range(len(groups))]
+    pair_stats = np.zeros((npairs, NSTATS))
+    for _, st, _ in out.values():
+        pg = np.maximum(pair_stats[:, MAX_PG], st[:, MAX_PG])
+        pair_stats += st
+        pair_stats[:, MAX_PG] = pg
+    unconverged = sum(u for _, _, u in out.values())
+    n_sv = sum(lm.total_sv for lm in local)
+    t_train = time.perf_counter() - t0
+    model = ClusterOvO(centres=take_rows(X, cl.sample_rows), centre_cluster=cl.sample_cluster,
+                       centre_const=cl.const, local=local)
+    stats = {"level": level, "clusters": int(cl.nr_cluster), "cluster_time": t_cluster,
+             "train_time": t_train, "n_sv": int(n_sv),
+             "objective": float(-pair_stats[:, DUAL_F].sum()),
+             "steps": int(pair_stats[:, STEPS].sum()),
+             "pair_stats": pair_stats, "unconverged": int(unconverged)}
+    return model, stats
+
+
+def train_early(X: Rows, labels, cls, Cc, kernel: Kernel, params, spec_name, level,
+                n_clusters, callback=None):
+    """An EarlyModel over all K classes (labels in LIBSVM's order, cls the class index of every
+    row) with the report the CLI prints: per pair the sums over the clusters (steps, primal and
+    dual objective of the level's subproblems, largest |PG|, #SV), and the level's line."""
+    from svmtool.kernel_model import EarlyModel
+
+    t0 = time.perf_counter()
+    cb = None
+    if callback is not None:
+        cb = (lambda it, info: callback(0, it, info))
+    shared, st = fit_early(X, cls, Cc, kernel, params, n_clusters, level, callback=cb)
+    K = len(labels)
+    reports = []
+    p = 0
+    for i in range(K):
+        for j in range(i + 1, K):
+            ps = st["pair_stats"][p]
+            reports.append({"label": float(labels[i]), "pair": (float(labels[i]),
+                                                                 float(labels[j])),
+                            "iterations": int(ps[STEPS]), "primal": float(ps[PRIMAL]),
+                            "dual": float(-ps[DUAL_F]), "gap": float(ps[MAX_PG]),
+                            "gap_kind": "max PG violation", "converged": ps[CAPPED] == 0,
+                            "n_sv": int(ps[N_SV]), "rows": int(ps[ROWS])})
+            p += 1
+    level_stats = [{k: v for k, v in st.items() if k not in ("pair_stats", "unconverged")}]
+    kernel_out = Kernel(kernel.ktype, kernel.gamma, kernel.coef0, kernel.degree, 0.0)
+    model = EarlyModel(kernel=kernel_out, labels=labels, pairs=[], nr_feature=X.n_features,
+                       level=level, shared=shared)
+    model.report = {"solver": spec_name, "train_time": time.perf_counter() - t0,
+                    "classes": reports, "levels": level_stats,
+                    "params": {"C": params.C, "eps": params.eps, "bias": params.bias,
+                               "kernel": kernel.name, "gamma": kernel.gamma}}
+    return model
