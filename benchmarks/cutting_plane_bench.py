@@ -83,14 +83,16 @@ def accuracy(ws, labels, q, nf):
 
 
 def quality(args):
-    warm(["dcd-l1", "cp", "ocas"])
+    warm(["dcd-l1", "cp", "ocas", "gca2", "tca"])
     print("set      solver  eps     time_s  iters  F(w)            F_dcd           "
           "(F-Fdcd)/bound  acc    acc_dcd")
     for name in args.sets:
         p, q = load(name, DATA)
         labels, tasks = binary_tasks(p)
         res = {}
-        for solver, eps in (("dcd-l1", 1e-4), ("cp", args.cp_eps), ("ocas", args.ocas_eps)):
+        runs = (("cp", args.cp_eps), ("ocas", args.ocas_eps), ("gca2", args.ocas_eps),
+                ("tca", args.ocas_eps))
+        for solver, eps in (("dcd-l1", 1e-4),) + runs:
             F = 0.0
             T = 0.0
             it = 0
@@ -107,9 +109,9 @@ def quality(args):
             res[solver] = (F, T, it, acc, Fs)
         Fd = res["dcd-l1"][0]
         n = p.n_rows
-        for solver, eps in (("cp", args.cp_eps), ("ocas", args.ocas_eps)):
+        for solver, eps in runs:
             F, T, it, acc, Fs = res[solver]
-            # guarantee: cp: C n eps per task; ocas: eps * F per task
+            # guarantee: cp: C n eps per task; the OCAS solvers: eps * F per task
             bound = (len(tasks) * n * eps) if solver == "cp" else eps * F
             print(f"{name:8s} {solver:6s} {eps:<7g} {T:7.2f} {it:6d} {F:15.6f} {Fd:15.6f} "
                   f"{(F - Fd) / bound:8.3f}  {acc:6.2f} {res['dcd-l1'][3]:6.2f}   dcd time "
