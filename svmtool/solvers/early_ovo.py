@@ -174,7 +174,7 @@ def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stat
     LIBSVM's order; pair_stats (K(K-1)/2, NSTATS): rows, steps, dual objective f(alpha) (to
     minimise), max |PG| at the end, support vectors, primal objective, subproblems stopped by
     the step cap (added to what is there, the |PG| column by max).
-    Returns the number of pairs stopped by the step cap.
+    Returns the number of pairs stopped (by the step cap) before |PG| <= eps.
     """
     m = cls.shape[0]
     K = Cc.shape[0]
@@ -225,7 +225,7 @@ def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stat
                                     max_steps)
             if viol > eps:
                 unconverged += 1
-                pair_stats[p, 6] += 1
+                pair_stats[p, CAPPED] += 1
             f = 0.0
             primal = 0.0
             s = 0.0
@@ -245,13 +245,13 @@ def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stat
             for b in range(nj):
                 coef[s1 + b, i] = -alpha[ni + b]
             rho[p] = -kbias * s
-            pair_stats[p, 0] += n
-            pair_stats[p, 1] += steps
-            pair_stats[p, 2] += f
-            if viol > pair_stats[p, 3]:
-                pair_stats[p, 3] = viol
-            pair_stats[p, 4] += nsv
-            pair_stats[p, 5] += primal
+            pair_stats[p, ROWS] += n
+            pair_stats[p, STEPS] += steps
+            pair_stats[p, DUAL_F] += f
+            if viol > pair_stats[p, MAX_PG]:
+                pair_stats[p, MAX_PG] = viol
+            pair_stats[p, N_SV] += nsv
+            pair_stats[p, PRIMAL] += primal
     return unconverged
 
 
@@ -282,7 +282,7 @@ def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, c
             rho[p] = -kernel.kbias * float(a @ yb)
             pair_stats[p] += (len(sub), r.iterations, r.extra["objective"], 0.0, r.n_sv,
                               r.primal, 0 if r.converged else 1)
-            pair_stats[p, 3] = max(pair_stats[p, 3], r.extra["pg_violation"])
+            pair_stats[p, MAX_PG] = max(pair_stats[p, MAX_PG], r.extra["pg_violation"])
             unconverged += 0 if r.converged else 1
     return unconverged
 
