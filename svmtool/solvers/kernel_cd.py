@@ -452,7 +452,6 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
     args = kernel.args()
-    n_buf = max(X.n_features, 1)
     qd = _diag(X.indptr, X.indices, X.data, X.sq, *args)
     qd = np.where(qd > 0, qd, 1e-12)
     iqd = 1.0 / qd
