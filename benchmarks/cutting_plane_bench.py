@@ -20,7 +20,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from svmtool.api import class_index, group_classes  # noqa: E402
+from svmtool.labels import class_index, group_classes  # noqa: E402
 from svmtool.io.svmlight import load_data  # noqa: E402
 from svmtool.params import TrainParams  # noqa: E402
 from svmtool.solvers import get_spec  # noqa: E402

@@ -20,107 +20,25 @@ import warnings
 import numpy as np
 
 from svmtool.errors import ParameterError
-from svmtool.params import TrainParams
-from svmtool.problem import Problem
-
-
-# --- labels -------------------------------------------------------------------------------------
-
-def group_classes(y):
-    """LIBLINEAR's class grouping.
-
-    Returns (labels, perm, start, count): ``labels`` in order of first appearance, except that a
-    problem with exactly the labels {-1, +1} puts +1 first; ``perm`` lists the rows class by class
-    (stable within a class); class ``i`` occupies ``perm[start[i]:start[i] + count[i]]``.
-    """
-    y = np.asarray(y, dtype=np.float64)
-    uniq, first, inverse = np.unique(y, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")          # classes by first appearance
-    labels = uniq[order]
-    if len(labels) == 2 and labels[0] == -1 and labels[1] == 1:
-        order = order[::-1]
-        labels = labels[::-1]
-    rank = np.empty(len(uniq), dtype=np.int64)
-    rank[order] = np.arange(len(uniq))
-    cls = rank[inverse.reshape(-1)]
-    perm = np.argsort(cls, kind="stable")
-    count = np.bincount(cls, minlength=len(labels))
-    start = np.concatenate([[0], np.cumsum(count)[:-1]])
-    return labels.copy(), perm, start, count
-
-
-def class_index(y, labels):
-    """Index into ``labels`` of every entry of ``y`` (-1 where a label is unknown)."""
-    y = np.asarray(y, dtype=np.float64)
-    order = np.argsort(labels, kind="stable")
-    sorted_labels = labels[order]
-    pos = np.searchsorted(sorted_labels, y)
-    pos = np.clip(pos, 0, len(labels) - 1)
-    found = sorted_labels[pos] == y
-    return np.where(found, order[pos], -1)
-
-
-# --- data preparation ---------------------------------------------------------------------------
-
-def with_bias(problem, bias):
-    """CSR arrays with a constant column ``bias`` appended at index n_features (LIBLINEAR's -B)."""
-    indptr, indices, data = problem.indptr, problem.indices, problem.data
-    if bias < 0:
-        return indptr, indices, data, problem.n_features
-    n = problem.n_rows
-    nf = problem.n_features
-    ends = indptr[1:] - indptr[0]
-    idx_dtype = indices.dtype if nf <= np.iinfo(np.int32).max else np.int64
-    new_indices = np.insert(indices[indptr[0]:indptr[-1]].astype(idx_dtype, copy=False), ends, nf)
-    new_data = np.insert(data[indptr[0]:indptr[-1]], ends, float(bias))
-    new_indptr = (indptr - indptr[0]) + np.arange(n + 1, dtype=np.int64)
-    return new_indptr, new_indices, new_data, nf + 1
-
-
-def class_factors(weights, labels):
-    """The ``-w LABEL FACTOR`` factor of each label (1 when none is given); a warning for a
-    weighted label that the data do not have."""
-    out = np.ones(len(labels))
-    for label, factor in weights:
-        hit = np.nonzero(labels == float(label))[0]
-        if len(hit) == 0:
-            warnings.warn(f"class weight for label {label:g} specified, but no such label in data")
-            continue
-        out[hit[0]] *= float(factor)
-    return out
-
-
-def _class_weights(params, labels):
-    return float(params.C) * class_factors(params.weights, labels)
+from svmtool.params import TrainParams, make_params
+from svmtool.labels import class_index, class_weights, group_classes
+from svmtool.problem import Problem, with_bias
 
 
 # --- training -----------------------------------------------------------------------------------
 
-def _make_params(params, kwargs):
-    if params is None:
-        params = TrainParams(**kwargs)
-    elif kwargs:
-        from dataclasses import replace
-
-        params = replace(params, **kwargs)
-    msg = params.check()
-    if msg:
-        raise ParameterError(msg)
-    return params
-
-
 def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwargs):
-    """Train a linear model; returns :class:`svmtool.model.LinearModel`.
+    """Train a linear model; returns :class:`svmtool.models.linear.LinearModel`.
 
     ``params`` (or keyword arguments of :class:`~svmtool.params.TrainParams`) choose the solver,
     C, eps, bias, class weights and so on.  ``callback(class_index, iteration, info)`` is called
     once per outer iteration of the solver (progress bars, benchmark traces).
     ``model.report`` holds, per binary subproblem, what the solver reached.
     """
-    from svmtool.model import LinearModel
+    from svmtool.models.linear import LinearModel
     from svmtool.solvers import get_spec
 
-    params = _make_params(params, kwargs)
+    params = make_params(params, kwargs)
     spec = get_spec(params.solver)
     if params.eps is None:
         from dataclasses import replace
@@ -131,7 +49,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         raise ParameterError("no training examples")
     if spec.kind == "kernel":
         # kernel SVMs: one-vs-one like LIBSVM, a KernelModel (svmtool.solvers.kernel_cd)
-        from svmtool.solvers.kernel_cd import check_kernel_params, train_ovo
+        from svmtool.solvers.ovo import check_kernel_params, train_ovo
 
         msg = check_kernel_params(params)
         if msg:
@@ -152,7 +70,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     else:
         cls = class_index(problem.y, labels)
     indptr, indices, data, n_cols = with_bias(problem, params.bias)
-    weighted_c = _class_weights(params, labels)
+    weighted_c = class_weights(params, labels)
     if params.liblinear_rng and spec.module == "svmtool.solvers.dcd":
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
         from dataclasses import replace
@@ -209,7 +127,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     for col, res in enumerate(results):
         i = tasks[col][0]
         w[:, col] = res.w
-        reports.append(_report(res, labels[i] if nr_class > 2 else labels[0]))
+        reports.append(res.as_report(labels[i] if nr_class > 2 else labels[0]))
     elapsed = time.perf_counter() - t0
     model = LinearModel(solver_type=spec.liblinear_type, labels=labels,
                         nr_feature=problem.n_features, bias=float(params.bias), w=w)
@@ -240,25 +158,6 @@ def _class_workers(params, spec, n_tasks, indptr):
     return max(1, min(want, n_tasks))
 
 
-def _report(res, label):
-    r = {
-        "label": float(label),
-        "iterations": int(res.iterations),
-        "primal": float(res.primal),
-        "gap": float(res.gap),
-        "gap_kind": res.gap_kind,
-        "converged": bool(res.converged),
-    }
-    if res.dual is not None:
-        r["dual"] = float(res.dual)
-    if res.n_sv is not None:
-        r["n_sv"] = int(res.n_sv)
-    for k, v in res.extra.items():
-        if isinstance(v, (int, float, str, bool)) or v is None:
-            r[k] = v
-    return r
-
-
 # --- prediction and evaluation ------------------------------------------------------------------
 
 def predict(model, problem):
@@ -274,7 +173,7 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     Folds are contiguous slices of a seeded random permutation (as LIBLINEAR does); with fewer rows
     than folds, every row is its own fold (leave-one-out).
     """
-    params = _make_params(params, kwargs)
+    params = make_params(params, kwargs)
     n = problem.n_rows
     if nr_fold < 2:
         raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")

@@ -1,6 +1,6 @@
 """TrainParams: every training option in one frozen object, checked in one place."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 
@@ -32,3 +32,17 @@ class TrainParams:
         if self.threads is not None and self.threads < 1:
             return f"--threads must be at least 1 (got {self.threads})"
         return None
+
+
+def make_params(params, kwargs):
+    """``params`` (or a new TrainParams) with ``kwargs`` applied, checked; ParameterError if not."""
+    if params is None:
+        params = TrainParams(**kwargs)
+    elif kwargs:
+        params = replace(params, **kwargs)
+    msg = params.check()
+    if msg:
+        from svmtool.errors import ParameterError
+
+        raise ParameterError(msg)
+    return params

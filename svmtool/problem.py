@@ -94,3 +94,18 @@ class Problem:
             comments=None if self.comments is None else [self.comments[i] for i in rows],
             source=self.source,
         )
+
+
+def with_bias(problem, bias):
+    """CSR arrays with a constant column ``bias`` appended at index n_features (LIBLINEAR's -B)."""
+    indptr, indices, data = problem.indptr, problem.indices, problem.data
+    if bias < 0:
+        return indptr, indices, data, problem.n_features
+    n = problem.n_rows
+    nf = problem.n_features
+    ends = indptr[1:] - indptr[0]
+    idx_dtype = indices.dtype if nf <= np.iinfo(np.int32).max else np.int64
+    new_indices = np.insert(indices[indptr[0]:indptr[-1]].astype(idx_dtype, copy=False), ends, nf)
+    new_data = np.insert(data[indptr[0]:indptr[-1]], ends, float(bias))
+    new_indptr = (indptr - indptr[0]) + np.arange(n + 1, dtype=np.int64)
+    return new_indptr, new_indices, new_data, nf + 1

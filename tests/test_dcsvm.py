@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from svmtool import api
 from svmtool.io.model_io import load_model, save_model
-from svmtool.kernel_model import EarlyModel, LocalPair
+from svmtool.models.early import EarlyModel, LocalPair
 from svmtool.ops.kernels import Kernel, Rows
 from svmtool.params import TrainParams
 from svmtool.problem import Problem
@@ -193,7 +193,8 @@ def test_small_problem_is_not_divided_and_early_is_exact(monkeypatch):
 
 
 def test_cluster_sums_and_label_check():
-    from svmtool.solvers.kmeans import cluster_sums, nearest_centre
+    from svmtool.ops.centres import nearest_centre
+    from svmtool.solvers.kmeans import cluster_sums
 
     rng = np.random.default_rng(4)
     block = rng.normal(size=(7, 30))
@@ -215,7 +216,7 @@ def test_nearest_centre_dense_pieces_against_numpy(ktype, monkeypatch):
     against a numpy computation of the feature-space distances, with an empty cluster, pieces
     made small and two threads."""
     import svmtool.ops.kernels as kmod
-    from svmtool.solvers.kmeans import nearest_centre
+    from svmtool.ops.centres import nearest_centre
 
     monkeypatch.setattr(kmod, "_PIECE_VALUES", 5 * 40)
     rng = np.random.default_rng(ktype)

@@ -7,13 +7,15 @@ import scipy.sparse as sp
 from svmtool import api
 from svmtool.errors import ModelFormatError
 from svmtool.io.model_io import load_model, save_model
-from svmtool.kernel_model import ClusterOvO, EarlyModel, KernelModel
+from svmtool.models.early import ClusterOvO, EarlyModel
+from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
 from svmtool.params import TrainParams
 from svmtool.problem import Problem
 from svmtool.solvers import early_ovo
-from svmtool.solvers.kernel_cd import take_rows
-from svmtool.solvers.kmeans import Clustering, nearest_centre, nearest_centres, two_step
+from svmtool.ops.rows import take_rows
+from svmtool.ops.centres import nearest_centre, nearest_centres
+from svmtool.solvers.kmeans import Clustering, two_step
 
 from tests.conftest import run_cli, shared_file, write_svmlight
 from tests.test_kernel_cd import dense_qp, objective

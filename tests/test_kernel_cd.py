@@ -149,7 +149,7 @@ def test_rebuild_after_shrinking_from_a_warm_start_is_exact(monkeypatch):
 def test_two_variable_step_is_the_box_minimum(seed):
     """The pair step's exact 2-variable box QP against a brute-force grid over the box
     (convex, indefinite and singular 2x2 curvatures; unconstrained minimum inside or outside)."""
-    from svmtool.solvers.kernel_cd import _q2, _solve2
+    from svmtool.solvers._kernel_cd_jit import _q2, _solve2
 
     rng = np.random.default_rng(seed)
     for case in range(40):

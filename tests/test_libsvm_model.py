@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from svmtool import api
 from svmtool.io.model_io import load_model, save_model
-from svmtool.kernel_model import KernelModel
+from svmtool.models.kernel import KernelModel
 from svmtool.params import TrainParams
 from svmtool.problem import Problem
 

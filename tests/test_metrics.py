@@ -1,4 +1,4 @@
-"""svmtool.metrics against scikit-learn's implementations (the independent truth)."""
+"""svmtool.ops.metrics against scikit-learn's implementations (the independent truth)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
-from svmtool import metrics
+from svmtool.ops import metrics
 
 # sklearn calls non-integral labels "continuous": integral class labels only
 labels_st = st.lists(st.sampled_from([-1.0, 1.0, 2.0, 3.0]), min_size=1, max_size=60)
@@ -92,7 +92,7 @@ def test_metrics_module_imports_neither_scipy_nor_sklearn():
     import subprocess
     import sys
 
-    code = ("import sys; import svmtool.metrics; "
+    code = ("import sys; import svmtool.ops.metrics; "
             "bad = [m for m in ('scipy', 'sklearn') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from svmtool.errors import ModelFormatError
-from svmtool.io.model_io import liblinear_text, load_model, save_model
-from svmtool.model import LinearModel, nr_w_for
+from svmtool.io.liblinear_model import liblinear_text
+from svmtool.io.model_io import load_model, save_model
+from svmtool.models.linear import LinearModel, nr_w_for
 from svmtool.problem import Problem
 
 ll = pytest.importorskip("liblinear.liblinearutil")

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn import metrics as skm
 
-from svmtool.model import LinearModel, _decision_values_numpy
+from svmtool.models.linear import LinearModel, _decision_values_numpy
 from svmtool.ops.predict import decision_values
 from svmtool.problem import Problem
 
@@ -123,9 +123,9 @@ def test_small_scoring_loads_neither_numba_nor_scipy(tmp_path):
 import sys
 import numpy as np
 from svmtool.io.model_io import load_model, save_model
-from svmtool.model import LinearModel
+from svmtool.models.linear import LinearModel
 from svmtool.problem import Problem
-from svmtool import metrics
+from svmtool.ops import metrics
 import svmtool.cli.predict
 m = LinearModel("L2R_LR", np.array([1.0, -1.0]), 3, 1.0, np.ones((4, 1)))
 save_model(m, {str(tmp_path / "m")!r})

@@ -30,6 +30,9 @@ from typing import Optional
 
 import numpy as np
 
+from svmtool import api
+from svmtool.labels import class_index, class_weights, group_classes
+from svmtool.problem import with_bias
 GROUP_TITLES = {
     "hinge": "L1-loss (hinge) SVM: 1/2 w'w + C sum max(0, 1 - y w'x)",
     "squared_hinge": "L2-loss SVM: 1/2 w'w + C sum max(0, 1 - y w'x)^2",
@@ -136,8 +139,6 @@ class SvmtoolRunner(Runner):
                            max_iter=max_iter, threads=self.threads, extra=extra)
 
     def fit(self, state, C, eps, cap=None, callback=None):
-        from svmtool import api
-
         problem = state
         if cap is not None and self.cap == "max_iter":
             return self._fit_direct(problem, self._params(C, eps, int(cap)), callback)
@@ -151,15 +152,13 @@ class SvmtoolRunner(Runner):
     def _fit_direct(self, problem, params, callback):
         """The API's one-vs-rest loop without LIBLINEAR's -s 1 -> -s 2 rescue, so that a capped
         run stops where the cap says (used only for the trace replays)."""
-        from svmtool import api
-
         if params.eps is None:
             params = replace(params, eps=self.spec.default_eps)
         fit = self.spec.load()
-        labels, _, _, _ = api.group_classes(problem.y)
-        cls = api.class_index(problem.y, labels)
-        indptr, indices, data, n_cols = api.with_bias(problem, params.bias)
-        wc = api._class_weights(params, labels)
+        labels, _, _, _ = group_classes(problem.y)
+        cls = class_index(problem.y, labels)
+        indptr, indices, data, n_cols = with_bias(problem, params.bias)
+        wc = class_weights(params, labels)
         tasks = ([(0, wc[0], wc[1])] if len(labels) == 2
                  else [(i, wc[i], params.C) for i in range(len(labels))])
         W = np.zeros((n_cols, len(tasks)))
@@ -174,8 +173,6 @@ class SvmtoolRunner(Runner):
         return ("direct", W, col_labels, its)
 
     def evaluate(self, state, raw, data):
-        from svmtool import api
-
         if isinstance(raw, tuple) and raw[0] == "direct":
             _, W, col_labels, its = raw
             return Evaluation(iterations=its, W=W, col_labels=col_labels)

@@ -62,7 +62,7 @@ class BenchData:
     def __post_init__(self):
         import scipy.sparse as sp
 
-        from svmtool.api import with_bias
+        from svmtool.problem import with_bias
 
         p = self.train
         self.n = p.n_rows
@@ -364,7 +364,7 @@ def _trace(runner, data, state, C, eps, fit, row, tr, max_points):
         # where the info dict gives w (binary problems): the objective and test error there
         if ws and runner.group in ("hinge", "squared_hinge", "logistic") and len(
                 np.unique(data.y)) == 2:
-            from svmtool.api import group_classes
+            from svmtool.labels import group_classes
 
             pos = group_classes(data.y)[0][:1]
             for i, w in ws:

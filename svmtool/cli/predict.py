@@ -47,7 +47,8 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
     """
     from svmtool.errors import InputError, ParameterError
     from svmtool.io.atomic import atomic_output
-    from svmtool.io.model_io import format_label, load_model
+    from svmtool.io.model_io import load_model
+    from svmtool.io.model_text import format_label
 
     if test == "-" and model_file == "-":
         raise InputError("TEST and MODEL cannot both be read from stdin ('-')")
@@ -133,7 +134,7 @@ class _Tally:
         self.index = []
         self.score = []
         if model.is_regression():
-            from svmtool.metrics import RegressionSums
+            from svmtool.ops.metrics import RegressionSums
 
             self.sums = RegressionSums()
 
@@ -166,8 +167,8 @@ class _Tally:
     def _binary_lines(self):
         import numpy as np
 
-        from svmtool.io.model_io import format_label
-        from svmtool.metrics import precision_recall_f1, roc_auc
+        from svmtool.io.model_text import format_label
+        from svmtool.ops.metrics import precision_recall_f1, roc_auc
 
         labels = self.model.class_labels
         positive = labels[0]

@@ -7,7 +7,7 @@ is ``w'x - b``, so ``b = -bias * w_bias``).  Zero weights are left out; numbers 
 
 Read: any SVMlight-format model with the linear kernel (type 0): SVMperf's single pseudo vector
 or SVMlight's many support vectors, summed into ``w = sum alpha_y x_sv``.  The result is a
-two-class :class:`~svmtool.model.LinearModel` with labels ``(+1, -1)`` (``dec > 0`` predicts +1,
+two-class :class:`~svmtool.models.linear.LinearModel` with labels ``(+1, -1)`` (``dec > 0`` predicts +1,
 SVMlight's rule; other labels when svmtool wrote them in the threshold line's comment, see
 ``_LABELS_TAG``) and, when ``b != 0``, a bias column of value 1 whose weight is ``-b``.  Kernel
 models (types 1-4) are refused with a message.
@@ -89,7 +89,7 @@ def _value(line, name, number, what):
 
 
 def read_svmlight_model(text, name):
-    from svmtool.model import LinearModel
+    from svmtool.models.linear import LinearModel
 
     lines = text.split("\n")
     if not lines[0].strip().startswith("SVM-light Version"):

@@ -34,6 +34,25 @@ class SolverResult:
     alpha: Optional[np.ndarray] = None
     extra: dict = field(default_factory=dict)   # solver-specific counters and timings
 
+    def as_report(self, label) -> dict:
+        """What the CLI, ``--report`` and bench print of this result, for class ``label``."""
+        r = {
+            "label": float(label),
+            "iterations": int(self.iterations),
+            "primal": float(self.primal),
+            "gap": float(self.gap),
+            "gap_kind": self.gap_kind,
+            "converged": bool(self.converged),
+        }
+        if self.dual is not None:
+            r["dual"] = float(self.dual)
+        if self.n_sv is not None:
+            r["n_sv"] = int(self.n_sv)
+        for k, v in self.extra.items():
+            if isinstance(v, (int, float, str, bool)) or v is None:
+                r[k] = v
+        return r
+
 
 @dataclass(frozen=True)
 class SolverSpec:

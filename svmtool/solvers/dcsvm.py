@@ -38,7 +38,8 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.solvers import SolverResult
-from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB, solve, take_rows
+from svmtool.ops.rows import take_rows
+from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB, solve
 from svmtool.solvers.kmeans import two_step
 
 MIN_CLUSTER_ROWS = 40
@@ -200,7 +201,7 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
 
 def local_pair(X, y, alpha, cl, kernel):
     """The early-prediction model of a level: centres and per-cluster local models."""
-    from svmtool.kernel_model import LocalPair
+    from svmtool.models.early import LocalPair
 
     sv = np.flatnonzero(alpha > 0)
     coef = alpha[sv] * y[sv]

@@ -98,8 +98,7 @@ def train_multiclass(problem, params, spec, fit_fn, labels, cls, arrays, weighte
     """The API's path for kind "multiclass": one solve over every class, an MCSVM_CS model."""
     import time
 
-    from svmtool.api import _report
-    from svmtool.model import LinearModel
+    from svmtool.models.linear import LinearModel
 
     indptr, indices, data, n_cols = arrays
     cb = None
@@ -114,6 +113,6 @@ def train_multiclass(problem, params, spec, fit_fn, labels, cls, arrays, weighte
                         nr_feature=problem.n_features, bias=float(params.bias),
                         w=np.asarray(res.w).reshape(n_cols, len(labels)))
     model.report = {"solver": spec.name, "train_time": elapsed,
-                    "classes": [_report(res, labels[0])],
+                    "classes": [res.as_report(labels[0])],
                     "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
     return model

@@ -61,7 +61,7 @@ def row_weights(y, weights):
     """Per-row pair weights from ``-w LABEL FACTOR`` (None when there are none)."""
     if not weights:
         return None
-    from svmtool.api import class_factors
+    from svmtool.labels import class_factors
 
     labels, cls = np.unique(np.asarray(y, dtype=np.float64), return_inverse=True)
     return class_factors(weights, labels)[cls.reshape(-1)]
@@ -165,7 +165,7 @@ def train_ranking(problem, params, spec, fit_fn, callback=None):
     default (SVMrank / SVMperf read it)."""
     import time
 
-    from svmtool.model import LinearModel
+    from svmtool.models.linear import LinearModel
 
     cb = None
     if callback is not None:

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from svmtool.labels import class_index, class_weights, group_classes
+from svmtool.problem import with_bias
 from svmtool.errors import ParameterError
 
 MAX_C = 1024.0
@@ -83,14 +85,12 @@ class _FoldTrainer:
     Newton solvers), and its previous solution for the warm start."""
 
     def __init__(self, sub, held, rows, params, spec, threads):
-        from svmtool import api
-
         self.held, self.rows = held, rows
         self.params, self.spec = params, spec
-        labels, _, _, _ = api.group_classes(sub.y)
+        labels, _, _, _ = group_classes(sub.y)
         self.labels = labels
-        cls = api.class_index(sub.y, labels)
-        self.arrays = api.with_bias(sub, params.bias)
+        cls = class_index(sub.y, labels)
+        self.arrays = with_bias(sub, params.bias)
         self.n_features = sub.n_features
         self.tasks = [0] if len(labels) == 2 else list(range(len(labels)))
         self.yb = [np.where(cls == i, 1.0, -1.0) for i in self.tasks]
@@ -106,11 +106,10 @@ class _FoldTrainer:
         self.alpha = [None] * len(self.tasks)
 
     def train_predict(self, C):
-        from svmtool import api
-        from svmtool.model import LinearModel
+        from svmtool.models.linear import LinearModel
 
         params = replace(self.params, C=C, threads=self.threads)
-        wc = api._class_weights(params, self.labels)
+        wc = class_weights(params, self.labels)
         ip, ix, d, nc = self.arrays
         W = np.zeros((nc, len(self.tasks)))
         for col, i in enumerate(self.tasks):
@@ -133,7 +132,7 @@ class _FoldTrainer:
             W[:, col] = res.w
         model = LinearModel(solver_type=self.spec.liblinear_type, labels=self.labels,
                             nr_feature=self.n_features, bias=float(params.bias), w=W)
-        labels, _ = api.predict(model, self.held)
+        labels = model.predict(model.decision_function(self.held))
         return W, labels
 
 
@@ -142,11 +141,11 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=MAX_C, threads=None,
 
     ``report(C, rate)`` is called after each C (the CLI prints LIBLINEAR's ``log2c=`` line).
     """
-    from svmtool.api import _make_params
+    from svmtool.params import make_params
     from svmtool.solvers import get_spec
 
     t_start = time.perf_counter()
-    params = _make_params(params, {})
+    params = make_params(params, {})
     spec = get_spec(params.solver)
     if spec.kind not in ("binary",):
         raise ParameterError(f"-C needs a linear classification solver, not {spec.name}")
