@@ -1,6 +1,6 @@
 """Test accuracy of the kernel solvers without and with the kernel bias (-B 1), exact and early.
 
-The measurement behind the kernel solvers' default -B (see DEFAULT_KERNEL_BIAS in
+The measurement behind the kernel solvers' default -B (see KERNEL_DEFAULT_BIAS in
 svmtool/solvers/dcsvm.py).  rbf kernel, DC-SVM exact and --early (64 clusters), 3 seeds each
 (the clustering is random); mushrooms has no test file: a seeded 6000-row split.
 

@@ -44,22 +44,12 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         from dataclasses import replace
 
         params = replace(params, eps=spec.default_eps)
-    fit = spec.load()
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
-    if spec.kind == "kernel":
-        # kernel SVMs: one-vs-one like LIBSVM, a KernelModel (svmtool.solvers.kernel_cd)
-        from svmtool.solvers.ovo import check_kernel_params, train_ovo
-
-        msg = check_kernel_params(params)
-        if msg:
-            raise ParameterError(msg)
-        return train_ovo(problem, params, spec, callback=callback)
-    if spec.kind == "ranking":
-        # ranks from the labels (pairs within each qid); a scoring model (svmtool.solvers.ordinal)
-        from svmtool.solvers.ordinal import train_ranking
-
-        return train_ranking(problem, params, spec, fit, callback=callback)
+    if spec.driver:
+        # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
+        return spec.load_driver()(problem, params, spec, callback=callback)
+    fit = spec.load()
 
     labels, perm, start, count = group_classes(problem.y)
     nr_class = len(labels)
@@ -71,20 +61,14 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         cls = class_index(problem.y, labels)
     indptr, indices, data, n_cols = with_bias(problem, params.bias)
     weighted_c = class_weights(params, labels)
-    if params.liblinear_rng and spec.module == "svmtool.solvers.dcd":
+    if params.liblinear_rng and spec.reads("dcd"):
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
         from dataclasses import replace
 
         from svmtool.solvers.dcd import glibc_rand_state
 
-        params = replace(params, extra={**params.extra,
-                                        "liblinear_rand_state": glibc_rand_state(params.seed)})
-    if spec.kind == "multiclass":
-        # one solver over all classes at once (Crammer-Singer: svmtool.solvers.mcsvm)
-        from svmtool.solvers.mcsvm import train_multiclass
-
-        return train_multiclass(problem, params, spec, fit, labels, cls,
-                                (indptr, indices, data, n_cols), weighted_c, callback=callback)
+        params = replace(params, dcd=replace(params.dcd,
+                                             rand_state=glibc_rand_state(params.seed)))
 
     t0 = time.perf_counter()
     if nr_class == 2:
@@ -100,9 +84,9 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         if callback is not None:
             cb = (lambda it, info, _i=i: callback(_i, it, info))
         init_w = None
-        if params.extra.get("init_w") is not None:
-            init_w = np.asarray(params.extra["init_w"])[:, col] if np.ndim(
-                params.extra["init_w"]) == 2 else np.asarray(params.extra["init_w"])
+        if params.init_w is not None:
+            init_w = np.asarray(params.init_w)
+            init_w = init_w[:, col] if init_w.ndim == 2 else init_w
         res = fit(indptr, indices, data, yb, n_cols, c_pos, c_neg, params, init_w=init_w,
                   callback=cb)
         if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
@@ -148,7 +132,7 @@ def _class_workers(params, spec, n_tasks, indptr):
     order, as in LIBLINEAR's process), while the primal solvers already split each class's row
     passes over the threads.
     """
-    if n_tasks < 2 or params.liblinear_rng or spec.module != "svmtool.solvers.dcd":
+    if n_tasks < 2 or params.liblinear_rng or not spec.reads("dcd"):
         return 1
     if int(indptr[-1] - indptr[0]) < OVR_THREAD_MIN_NNZ:
         return 1

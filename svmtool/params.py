@@ -1,7 +1,120 @@
-"""TrainParams: every training option in one frozen object, checked in one place."""
+"""TrainParams: every training option in one frozen object, checked in one place.
+
+The options common to all solvers are fields of :class:`TrainParams`; each solver family's own
+options are a frozen object of their own, a field of TrainParams with valid defaults:
+
+* :class:`KernelParams` -- the kernel of ``-s kernel`` and ``-s dcsvm`` (LIBSVM's -t -g -d -r -m);
+* :class:`DcsvmParams` -- DC-SVM's levels, clustering and early-prediction model;
+* :class:`CuttingPlaneParams` -- the cutting-plane family (cp, ocas, gca2, tca, ocas-mc,
+  ordinal): OCAS's line search and stopping options, the working-set limit;
+* :class:`DcdParams` -- dual coordinate descent's warm start and engine choice (API only).
+
+:meth:`TrainParams.check` checks all of them and returns one message naming the option that is
+wrong; nothing else checks option values.  Which options a solver reads is said by its registry
+entry (:mod:`svmtool.solvers`), which is how the command line refuses an option the chosen solver
+would ignore.
+"""
 
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Optional
+
+LINE_SEARCHES = ("exact", "sorted", "gca2", "tca")
+DCD_ENGINES = ("auto", "jit", "python")
+
+
+@dataclass(frozen=True)
+class KernelParams:
+    kernel_type: int = 2            # 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)
+    gamma: Optional[float] = None   # None: 1 / number of features
+    degree: int = 3
+    coef0: float = 0.0
+    cache_mb: float = 100.0         # kernel row cache (-m)
+
+    def check(self) -> Optional[str]:
+        if self.kernel_type not in (0, 1, 2, 3):
+            return (f"-t must be 0 (linear), 1 (polynomial), 2 (rbf) or 3 (sigmoid) "
+                    f"(got {self.kernel_type})")
+        if self.gamma is not None and not self.gamma >= 0:
+            return f"gamma (-g) must be >= 0 (got {self.gamma})"
+        if self.degree < 0:
+            return f"degree (-d) must be >= 0 (got {self.degree})"
+        if not self.cache_mb > 0:
+            return f"cache size (-m) must be > 0 (got {self.cache_mb})"
+        return None
+
+
+@dataclass(frozen=True)
+class DcsvmParams:
+    levels: int = 4                 # level l has k^l clusters
+    k_clusters: int = 4             # branching factor k
+    sample: int = 1000              # points sampled for kernel k-means
+    early: bool = False             # stop early and return the early-prediction model
+    early_level: Optional[int] = None   # its level; None: the level with about 64 clusters
+    overlap: Optional[int] = None   # multi-class early model: clusters a border row joins
+    overlap_quantile: Optional[float] = None
+    level_eps: Optional[float] = None   # tolerance of the levels' subproblems (None: -e)
+    keep_level_models: bool = False     # keep every level's early model (per-level accuracy)
+    test: Any = field(default=None, compare=False, repr=False)   # a Problem: per-level accuracy
+
+    def check(self) -> Optional[str]:
+        if self.levels < 0:
+            return f"--levels must be >= 0 (got {self.levels})"
+        if self.k_clusters < 2:
+            return f"--clusters must be >= 2 (got {self.k_clusters})"
+        if self.sample < 1:
+            return f"--sample must be >= 1 (got {self.sample})"
+        if self.early_level is not None:
+            if not self.early:
+                return "--early-level needs --early"
+            if not 1 <= self.early_level <= max(self.levels, 1):
+                return (f"--early-level must be between 1 and --levels ({self.levels}) "
+                        f"(got {self.early_level})")
+        for name, value in (("--overlap", self.overlap),
+                            ("--overlap-quantile", self.overlap_quantile)):
+            if value is not None and not self.early:
+                return f"{name} needs --early (it shapes the multi-class early model)"
+        if self.overlap is not None and self.overlap < 1:
+            return f"--overlap must be >= 1 (got {self.overlap})"
+        q = self.overlap_quantile
+        if q is not None and not 0.0 <= q <= 1.0:
+            return f"--overlap-quantile must be between 0 and 1 (got {q})"
+        if self.level_eps is not None and not self.level_eps > 0:
+            return f"level eps must be > 0 (got {self.level_eps})"
+        return None
+
+
+@dataclass(frozen=True)
+class CuttingPlaneParams:
+    line_search: Optional[str] = None   # OCAS: exact | sorted | gca2 | tca (None: the solver's)
+    tol_abs: float = 0.0            # OCAS: also stop when F(w) - lower bound <= tol_abs
+    mu0_guard: bool = True          # OCAS: small forced step after repeated mu = 0 ...
+    mu0_patience: int = 5           # ... this many times in a row ...
+    mu0_step: float = 0.02          # ... of this length (a fraction of the way to the cut's w)
+    inactive_limit: int = 50        # drop a cut inactive for this many iterations
+
+    def check(self) -> Optional[str]:
+        if self.line_search is not None and self.line_search not in LINE_SEARCHES:
+            return (f"--line-search must be one of {', '.join(LINE_SEARCHES)} "
+                    f"(got {self.line_search!r})")
+        if not self.tol_abs >= 0:
+            return f"--abs-gap must be >= 0 (got {self.tol_abs})"
+        if self.inactive_limit < 1:
+            return f"inactive limit must be >= 1 (got {self.inactive_limit})"
+        return None
+
+
+@dataclass(frozen=True)
+class DcdParams:
+    init_alpha: Any = field(default=None, compare=False, repr=False)  # dual warm start, per row
+    engine: str = "auto"            # auto | jit | python (tests: force one inner loop)
+    python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
+    w_recalc: bool = False          # recompute w from alpha at the end
+    rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
+
+    def check(self) -> Optional[str]:
+        if self.engine not in DCD_ENGINES:
+            return f"dcd engine must be one of {', '.join(DCD_ENGINES)} (got {self.engine!r})"
+        return None
 
 
 @dataclass(frozen=True)
@@ -16,7 +129,12 @@ class TrainParams:
     liblinear_rng: bool = False     # emulate LIBLINEAR's rand() and ordering (bit-identical w)
     shrinking: bool = True
     threads: Optional[int] = None   # None: all cores
-    extra: dict = field(default_factory=dict, hash=False, compare=False)
+    perf_c: Optional[float] = None  # C in SVMperf's convention (ordinal: per pair)
+    init_w: Any = field(default=None, compare=False, repr=False)   # primal warm start
+    kernel: KernelParams = KernelParams()
+    dcsvm: DcsvmParams = DcsvmParams()
+    cp: CuttingPlaneParams = CuttingPlaneParams()
+    dcd: DcdParams = DcdParams()
 
     def check(self) -> Optional[str]:
         """Return a message naming what is wrong, or None."""
@@ -31,6 +149,12 @@ class TrainParams:
                 return f"weight of class {label:g} must be > 0 (got {factor})"
         if self.threads is not None and self.threads < 1:
             return f"--threads must be at least 1 (got {self.threads})"
+        if self.perf_c is not None and not self.perf_c > 0:
+            return f"--perf-c must be > 0 (got {self.perf_c})"
+        for group in (self.kernel, self.dcsvm, self.cp, self.dcd):
+            msg = group.check()
+            if msg:
+                return msg
         return None
 
 

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from conftest import DATA, SHARED, shared_file
 from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_axpy, row_dot, row_sq_norms
-from svmtool.params import TrainParams
+from svmtool.params import DcdParams, TrainParams
 from svmtool.solvers import dcd, get_spec
 
 HEART = DATA / "heart_scale"
@@ -224,7 +224,7 @@ def check_bit_identical(reference, jobs):
         Xo, yo = liblinear_order(X, y, B)
         assert float(labels[0]) == 1.0
         r = run(Xo, yo, C, loss="l1" if s == 3 else "l2", eps=eps, liblinear_rng=True,
-                extra={"w_recalc": "--w-recalc" in opts})
+                dcd=DcdParams(w_recalc="--w-recalc" in opts))
         assert r.w.shape == w_ref.shape
         assert np.array_equal(r.w, w_ref), (
             f"{path.name} {opts}: max |dw| = {np.max(np.abs(r.w - w_ref)):.3g}")
@@ -436,19 +436,19 @@ def test_warm_start_from_alpha(loss):
     cold = run(X, y, 1.0, loss=loss, eps=1e-4, max_iter=10**5)
     # from the solution itself: a pass over all rows confirms it
     again = run(X, y, 1.0, loss=loss, eps=1e-4, max_iter=10**5,
-                extra={"init_alpha": cold.alpha})
+                dcd=DcdParams(init_alpha=cold.alpha))
     assert again.converged and again.iterations <= 3 < cold.iterations
     assert again.primal == pytest.approx(cold.primal, rel=1e-5)
     assert again.dual >= cold.dual
     # a warm start at C=2 from the C=1 solution needs fewer iterations than a cold one
     cold2 = run(X, y, 2.0, loss=loss, eps=1e-4, max_iter=10**5)
     warm2 = run(X, y, 2.0, loss=loss, eps=1e-4, max_iter=10**5,
-                extra={"init_alpha": cold.alpha})
+                dcd=DcdParams(init_alpha=cold.alpha))
     assert warm2.converged and warm2.iterations < cold2.iterations
     assert warm2.primal == pytest.approx(cold2.primal, rel=1e-5)
     # alpha beyond the box is clipped, and w is recomputed from the clipped alpha
     wild = np.full(len(y), 50.0)
-    r = run(X, y, 0.5, loss="l1", eps=1e-4, max_iter=10**5, extra={"init_alpha": wild})
+    r = run(X, y, 0.5, loss="l1", eps=1e-4, max_iter=10**5, dcd=DcdParams(init_alpha=wild))
     assert np.all(r.alpha <= 0.5)
     np.testing.assert_allclose(r.w, X.T @ (y * r.alpha), rtol=1e-9, atol=1e-10)
 
@@ -499,8 +499,8 @@ def test_python_engine_bit_identical_to_jitted(loss, liblinear_rng, shrinking):
     # random data with empty rows (QD_ii = 0 under L1 loss: the x/0 path) and unequal costs
     X, y = random_problem(11, empty_rows=4)
     kw = dict(eps=1e-3, max_iter=400, liblinear_rng=liblinear_rng, shrinking=shrinking)
-    jit = run(X, y, 2.0, loss=loss, C_neg=0.7, extra={"dcd_engine": "jit"}, **kw)
-    py = run(X, y, 2.0, loss=loss, C_neg=0.7, extra={"dcd_engine": "python"}, **kw)
+    jit = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="jit"), **kw)
+    py = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="python"), **kw)
     assert jit.iterations > 5
     assert_same_result(py, jit)
 
@@ -509,12 +509,12 @@ def test_python_engine_bit_identical_to_jitted(loss, liblinear_rng, shrinking):
 def test_python_engine_heart_warm_start_and_cap(loss):
     X, y = liblinear_order(*load(HEART), bias=1.0)
     for kw in (dict(liblinear_rng=True), dict(eps=1e-6, max_iter=25, seed=3)):
-        jit = run(X, y, 4.0, loss=loss, extra={"dcd_engine": "jit"}, **kw)
-        py = run(X, y, 4.0, loss=loss, extra={"dcd_engine": "python"}, **kw)
+        jit = run(X, y, 4.0, loss=loss, dcd=DcdParams(engine="jit"), **kw)
+        py = run(X, y, 4.0, loss=loss, dcd=DcdParams(engine="python"), **kw)
         assert_same_result(py, jit)
     start = np.linspace(0.0, 1.0, len(y))
-    jit = run(X, y, 1.0, loss=loss, extra={"dcd_engine": "jit", "init_alpha": start})
-    py = run(X, y, 1.0, loss=loss, extra={"dcd_engine": "python", "init_alpha": start})
+    jit = run(X, y, 1.0, loss=loss, dcd=DcdParams(engine="jit", init_alpha=start))
+    py = run(X, y, 1.0, loss=loss, dcd=DcdParams(engine="python", init_alpha=start))
     assert_same_result(py, jit)
 
 
@@ -523,12 +523,12 @@ def test_python_engine_heart_warm_start_and_cap(loss):
 def test_hand_over_from_python_to_jitted_changes_nothing(budget, liblinear_rng):
     X, y = liblinear_order(*load(HEART))
     kw = dict(eps=1e-3, liblinear_rng=liblinear_rng)
-    jit = run(X, y, 2.0, extra={"dcd_engine": "jit"}, **kw)
-    mixed = run(X, y, 2.0, extra={"dcd_python_budget": budget}, **kw)
+    jit = run(X, y, 2.0, dcd=DcdParams(engine="jit"), **kw)
+    mixed = run(X, y, 2.0, dcd=DcdParams(python_budget=budget), **kw)
     assert jit.iterations * len(y) > 20000         # so the largest budget also hands over
     assert_same_result(mixed, jit)
     with pytest.raises(ValueError, match="dcd_engine"):
-        run(X, y, 2.0, extra={"dcd_engine": "fast"})
+        run(X, y, 2.0, dcd=DcdParams(engine="fast"))
 
 
 def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):

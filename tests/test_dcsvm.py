@@ -8,7 +8,7 @@ from svmtool import api
 from svmtool.io.model_io import load_model, save_model
 from svmtool.models.early import EarlyModel, LocalPair
 from svmtool.ops.kernels import Kernel, Rows
-from svmtool.params import TrainParams
+from svmtool.params import DcsvmParams, KernelParams, TrainParams
 from svmtool.problem import Problem
 from svmtool.solvers import dcsvm
 from svmtool.solvers.kernel_cd import solve
@@ -35,10 +35,12 @@ def moons(n=600, seed=0):
     return Problem.from_matrix(sp.csr_matrix(Xd), np.where(up, 1.0, -1.0))
 
 
-def params(**extra):
-    ex = {"kernel_type": 2, "gamma": 2.0}
-    ex.update(extra)
-    return TrainParams(solver="dcsvm", C=4.0, eps=1e-6, threads=2, extra=ex)
+def params(early=None, **dcsvm_opts):
+    if early is not None:
+        dcsvm_opts.update(early=True, early_level=early or None)
+    return TrainParams(solver="dcsvm", C=4.0, eps=1e-6, threads=2,
+                       kernel=KernelParams(kernel_type=2, gamma=2.0),
+                       dcsvm=DcsvmParams(**dcsvm_opts))
 
 
 def test_one_level_one_cluster_is_the_plain_solver():
@@ -138,9 +140,9 @@ def test_multiclass_dcsvm_equals_kernel_solver():
     from tests.test_libsvm_model import three_class
 
     prob = three_class(2, n=240)
-    p_exact = TrainParams(solver="kernel", C=2.0, eps=1e-7, extra={"kernel_type": 2, "gamma": 1.0})
+    p_exact = TrainParams(solver="kernel", C=2.0, eps=1e-7, kernel=KernelParams(kernel_type=2, gamma=1.0))
     p_dc = TrainParams(solver="dcsvm", C=2.0, eps=1e-7,
-                       extra={"kernel_type": 2, "gamma": 1.0, "levels": 2, "k_clusters": 2})
+                       kernel=KernelParams(kernel_type=2, gamma=1.0), dcsvm=DcsvmParams(levels=2, k_clusters=2))
     a, b = api.train(prob, p_exact), api.train(prob, p_dc)
     np.testing.assert_allclose(a.decision_function(prob), b.decision_function(prob), atol=1e-4)
     for ra, rb in zip(a.report["classes"], b.report["classes"]):
@@ -177,7 +179,7 @@ def test_ijcnn1_subsample_dcsvm_objective():
     k = Kernel(2, 2.0)
     plain = solve(X, prob.y, 32.0, k, eps=1e-5)
     res = dcsvm.fit(X, prob.y, 32.0, k, TrainParams(solver="dcsvm", C=32.0, eps=1e-5,
-                                                    extra={"levels": 3}))
+                                                    dcsvm=DcsvmParams(levels=3)))
     assert abs(res.dual - plain.dual) <= 1e-3 * abs(plain.dual)
 
 
@@ -185,7 +187,7 @@ def test_small_problem_is_not_divided_and_early_is_exact(monkeypatch):
     monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 10_000)
     prob = moons(300, seed=6)
     exact = api.train(prob, TrainParams(solver="kernel", C=4.0, eps=1e-6,
-                                        extra={"kernel_type": 2, "gamma": 2.0}))
+                                        kernel=KernelParams(kernel_type=2, gamma=2.0)))
     early = api.train(prob, params(early=2))
     assert isinstance(early, EarlyModel) and early.pairs[0].nr_cluster == 1
     np.testing.assert_allclose(early.decision_function(prob), exact.decision_function(prob),

@@ -10,7 +10,7 @@ from svmtool.io.model_io import load_model, save_model
 from svmtool.models.early import ClusterOvO, EarlyModel
 from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
-from svmtool.params import TrainParams
+from svmtool.params import DcsvmParams, KernelParams, TrainParams
 from svmtool.problem import Problem
 from svmtool.solvers import early_ovo
 from svmtool.ops.rows import take_rows
@@ -132,14 +132,15 @@ def test_shared_early_model_is_eq11_by_hand(tmp_path):
 
 def test_one_cluster_is_the_exact_one_vs_one_model():
     prob = blobs(240, k=3, seed=2)
-    base = {"kernel_type": 2, "gamma": 0.5}
+    base = KernelParams(kernel_type=2, gamma=0.5)
     exact = api.train(prob, TrainParams(solver="kernel", C=2.0, eps=1e-9, bias=1.0,
-                                        extra=base))
+                                        kernel=base))
     labels = exact.labels
     cls = np.searchsorted(np.sort(labels), prob.y)
     cls = np.argsort(np.argsort(labels))[cls]          # class index in the model's label order
     X = Rows.of(prob)
-    params = TrainParams(solver="dcsvm", C=2.0, eps=1e-9, bias=1.0, extra=dict(base, overlap=1))
+    params = TrainParams(solver="dcsvm", C=2.0, eps=1e-9, bias=1.0, kernel=base,
+                         dcsvm=DcsvmParams(overlap=1))
     shared, st = early_ovo.fit_early(X, cls, np.full(3, 2.0), Kernel(2, 0.5, kbias=1.0),
                                      params, n_clusters=1, level=1)
     assert st["clusters"] == 1 and st["unconverged"] == 0
@@ -209,14 +210,14 @@ def test_large_clusters_go_through_the_kernel_solver(monkeypatch):
     # values), too little for 600^2, so the kernel solver runs
     for cache_mb in (100.0, 1e-9):
         params = TrainParams(solver="dcsvm", C=1.0, eps=1e-9, threads=2,
-                             extra={"cache_mb": cache_mb})
+                             kernel=KernelParams(cache_mb=cache_mb))
         out[cache_mb] = early_ovo.fit_early(X, cls, np.ones(3), k, params, 2, 1)
     calls = []
     real = early_ovo._solve_cluster_by_rows
     monkeypatch.setattr(early_ovo, "_solve_cluster_by_rows",
                         lambda *a, **kw: calls.append(1) or real(*a, **kw))
     early_ovo.fit_early(X, cls, np.ones(3), k, TrainParams(solver="dcsvm", C=1.0, eps=1e-3,
-                        extra={"cache_mb": 1e-9}), 2, 1)
+                        kernel=KernelParams(cache_mb=1e-9)), 2, 1)
     assert calls
     (a, sa), (b, sb) = out[100.0], out[1e-9]
     Kout = Kernel(2, 0.5)
@@ -230,7 +231,7 @@ def test_cli_multiclass_early(tmp_path):
     data = tmp_path / "blobs.txt"
     write_svmlight(prob, data)
     model = tmp_path / "m.early"
-    r = run_cli("train", "-s", "dcsvm", "-c", "2", "-g", "0.5", "--early", "2", "--overlap",
+    r = run_cli("train", "-s", "dcsvm", "-c", "2", "-g", "0.5", "--early", "--early-level", "2", "--overlap",
                 "3", "--test", data, data, model)
     assert r.returncode == 0, r.stderr
     err = r.stderr.decode()
@@ -243,7 +244,7 @@ def test_cli_multiclass_early(tmp_path):
     pred = np.array(out.read_text().split(), dtype=float)
     np.testing.assert_array_equal(pred, m.predict(prob))
     exact = api.train(prob, TrainParams(solver="kernel", C=2.0, bias=1.0,
-                                        extra={"kernel_type": 2, "gamma": 0.5}))
+                                        kernel=KernelParams(kernel_type=2, gamma=0.5)))
     assert np.mean(pred == prob.y) >= np.mean(exact.predict(prob) == prob.y) - 0.03
     r = run_cli("train", "-s", "dcsvm", "--overlap", "2", data, tmp_path / "x")
     assert r.returncode == 2 and b"--overlap needs --early" in r.stderr
@@ -261,7 +262,7 @@ def test_cli_multiclass_early(tmp_path):
 def test_broken_shared_early_models(tmp_path, cut, message):
     prob = blobs(900, k=4, seed=7)
     m = api.train(prob, TrainParams(solver="dcsvm", C=1.0, bias=1.0,
-                                    extra={"kernel_type": 2, "gamma": 0.5, "early": 2}))
+                                    kernel=KernelParams(kernel_type=2, gamma=0.5), dcsvm=DcsvmParams(early=True, early_level=2)))
     path = tmp_path / "m.early"
     save_model(m, str(path))
     text = path.read_text()
@@ -281,7 +282,7 @@ def test_letter_early_model_against_libsvm():
     train = load_data(shared_file("letter", "letter.scale"))
     test = load_data(shared_file("letter", "letter.scale.t"))
     m = api.train(train, TrainParams(solver="dcsvm", C=8.0, bias=1.0,
-                                     extra={"kernel_type": 2, "gamma": 2.0, "early": 4}))
+                                     kernel=KernelParams(kernel_type=2, gamma=2.0), dcsvm=DcsvmParams(early=True, early_level=4)))
     acc = np.mean(m.predict(test) == test.y)
     ref = svmutil.svm_train(svmutil.svm_problem(train.y, train.X),
                             svmutil.svm_parameter("-s 0 -t 2 -c 8 -g 2 -q"))

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from svmtool import api
 from svmtool.io.model_io import load_model, save_model
 from svmtool.models.kernel import KernelModel
-from svmtool.params import TrainParams
+from svmtool.params import KernelParams, TrainParams
 from svmtool.problem import Problem
 
 from tests.conftest import DATA, run_cli
@@ -63,9 +63,7 @@ def test_read_libsvm_models(tmp_path, t, opts, data):
 @pytest.mark.parametrize("t", [0, 1, 2, 3])
 def test_our_models_load_in_libsvm(tmp_path, t):
     prob = three_class(1)
-    params = TrainParams(solver="kernel", C=2.0, extra={"kernel_type": t, "gamma": 0.3,
-                                                        "coef0": 0.5 if t != 3 else -0.2,
-                                                        "degree": 2})
+    params = TrainParams(solver="kernel", C=2.0, kernel=KernelParams(kernel_type=t, gamma=0.3, coef0=0.5 if t != 3 else -0.2, degree=2))
     model = api.train(prob, params)
     path = tmp_path / "ours.model"
     save_model(model, str(path))
@@ -84,7 +82,7 @@ def test_round_trip_exact_and_bias_rho(tmp_path):
 
     prob = load_data(DATA / "heart_scale")
     model = api.train(prob, TrainParams(solver="kernel", C=1.0, bias=1.0,
-                                        extra={"kernel_type": 2, "gamma": 0.2}))
+                                        kernel=KernelParams(kernel_type=2, gamma=0.2)))
     # rho = -b^2 sum(alpha_i y_i) = -sum of the coefficients (b = 1)
     assert model.rho[0] == pytest.approx(-model.sv_coef[0].sum(), rel=1e-12)
     path = tmp_path / "b.model"
@@ -149,6 +147,6 @@ def test_cli_kernel_bias_default_is_one(tmp_path):
     assert rho[m_none] == 0.0 and rho[m_def] != 0.0
     prob = load_data(str(DATA / "heart_scale"))
     ref = api.train(prob, TrainParams(solver="kernel", C=2.0, bias=1.0,
-                                      extra={"kernel_type": 2, "gamma": 0.1}))
+                                      kernel=KernelParams(kernel_type=2, gamma=0.1)))
     np.testing.assert_allclose(load_model(str(m_def)).decision_function(prob),
                                ref.decision_function(prob), rtol=1e-9, atol=1e-9)

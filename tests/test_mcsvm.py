@@ -10,6 +10,8 @@ import scipy.sparse as sp
 
 from conftest import shared_file
 
+from svmtool.params import CuttingPlaneParams
+
 
 def cs_objective(X, cls, W, cost):
     Z = X @ W
@@ -58,7 +60,8 @@ def test_cs_ocas_vs_liblinear_s4(line_search):
     from svmtool.problem import Problem
 
     prob = Problem.from_matrix(X, y)
-    model = api.train(prob, solver="4", C=C, eps=0.001, extra={"line_search": line_search})
+    model = api.train(prob, solver="4", C=C, eps=0.001,
+                      cp=CuttingPlaneParams(line_search=line_search))
     assert model.solver_type == "MCSVM_CS"
     cls_ours = np.array([list(model.labels).index(v) for v in y])
     F = cs_objective(X, cls_ours, model.w, cost)
@@ -128,6 +131,6 @@ def test_cs_letter_subset_shared():
     from svmtool.problem import Problem
 
     model = api.train(Problem.from_matrix(X, y), solver="ocas-mc", C=1.0, eps=0.01,
-                      extra={"line_search": "gca2"})
+                      cp=CuttingPlaneParams(line_search="gca2"))
     F = cs_objective(X, np.array([list(model.labels).index(v) for v in y]), model.w, cost)
     assert F - F_ll <= 0.01 * F

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import DATA, shared_file
 from linear_helpers import fit, load, primal
-from svmtool.params import TrainParams
+from svmtool.params import CuttingPlaneParams, TrainParams
 from svmtool.solvers import get_spec
 from svmtool.solvers.linesearch import CSLine, GCA2Search, HingeLine, TCASearch
 
@@ -168,17 +168,18 @@ def test_ocas_vs_liblinear_official():
 
 def test_line_search_option_and_mu0_guard_switch():
     X, y = load(HEART)
-    r1 = fit("ocas", X, y, eps=0.001, extra={"line_search": "tca", "mu0_guard": False})
+    r1 = fit("ocas", X, y, eps=0.001,
+             cp=CuttingPlaneParams(line_search="tca", mu0_guard=False))
     assert r1.extra["line_search"] == "tca" and r1.extra["mu_forced"] == 0
-    r2 = fit("ocas", X, y, eps=0.001, extra={"mu0_patience": 1, "mu0_step": 0.02})
+    r2 = fit("ocas", X, y, eps=0.001, cp=CuttingPlaneParams(mu0_patience=1, mu0_step=0.02))
     assert r2.extra["mu_forced"] == r2.extra["mu_zero"]
     assert r2.converged
 
 
 def test_sorted_and_selection_exact_searches_give_the_same_run():
     X, y = load(HEART)
-    a = fit("ocas", X, y, eps=0.001, extra={"line_search": "sorted"})
-    b = fit("ocas", X, y, eps=0.001, extra={"line_search": "exact"})
+    a = fit("ocas", X, y, eps=0.001, cp=CuttingPlaneParams(line_search="sorted"))
+    b = fit("ocas", X, y, eps=0.001, cp=CuttingPlaneParams(line_search="exact"))
     assert a.extra["line_search"] == "sorted" and b.extra["line_search"] == "exact"
     assert a.iterations == b.iterations
     assert b.primal == pytest.approx(a.primal, rel=1e-9)
@@ -186,7 +187,7 @@ def test_sorted_and_selection_exact_searches_give_the_same_run():
 
 def test_absolute_gap_option():
     X, y = load(HEART)
-    r = fit("ocas", X, y, eps=1e-9, extra={"tol_abs": 1.0})
+    r = fit("ocas", X, y, eps=1e-9, cp=CuttingPlaneParams(tol_abs=1.0))
     assert r.converged and r.gap <= 1.0
 
 

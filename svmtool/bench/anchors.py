@@ -132,11 +132,11 @@ class SvmtoolRunner(Runner):
             self.cap = "eps"
 
     def _params(self, C, eps, max_iter=None):
-        from svmtool.params import TrainParams
+        from svmtool.params import KernelParams, TrainParams
 
-        extra = dict(self.kernel_opts) if self.spec.kind == "kernel" else {}
+        kernel = KernelParams(**self.kernel_opts) if self.spec.kind == "kernel" else KernelParams()
         return TrainParams(solver=self.spec.name, C=float(C), eps=eps, bias=self.bias,
-                           max_iter=max_iter, threads=self.threads, extra=extra)
+                           max_iter=max_iter, threads=self.threads, kernel=kernel)
 
     def fit(self, state, C, eps, cap=None, callback=None):
         problem = state

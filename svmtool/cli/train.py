@@ -3,10 +3,13 @@
 import os
 import re
 import sys
+from dataclasses import replace
 
 import click
+from click.core import ParameterSource
 
 from svmtool.cli.common import info, is_quiet, quiet_option, show_progress, zero_based_option
+from svmtool.errors import ParameterError
 
 _WEIGHT = re.compile(r"^-w([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$")
 
@@ -31,35 +34,46 @@ class LiblinearStyleCommand(click.Command):
         return super().parse_args(ctx, rewritten)
 
 
-def _solver_help():
-    from svmtool.solvers import REGISTRY
+def _solver_table():
+    from svmtool.solvers import help_table
 
-    seen, lines = set(), []
-    for spec in REGISTRY.values():
-        if spec.name in seen:
-            continue
-        seen.add(spec.name)
-        num = f" (-s {spec.liblinear_id})" if spec.liblinear_id is not None else ""
-        lines.append(f"{spec.name}{num}: {spec.description}")
-    return "; ".join(lines)
+    # \b keeps click from re-wrapping the table
+    return "\b\nSolvers (-s NAME or LIBLINEAR's number):\n" + help_table(78)
+
+
+# option name on the command line -> the TrainParams option group it belongs to
+OPTION_GROUPS = {
+    "kernel": ("-t", "-g", "-d", "-r", "-m"),
+    "dcsvm": ("--levels", "--clusters", "--sample", "--early", "--early-level", "--overlap",
+              "--overlap-quantile", "--test"),
+    "ocas": ("--line-search", "--abs-gap", "--no-mu0-guard"),
+}
+_PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", "-m": "cache_mb",
+             "--levels": "levels", "--clusters": "k_clusters", "--sample": "sample_size",
+             "--early": "early", "--early-level": "early_level", "--overlap": "overlap",
+             "--overlap-quantile": "overlap_quantile", "--test": "test_file",
+             "--line-search": "line_search", "--abs-gap": "abs_gap",
+             "--no-mu0-guard": "no_mu0_guard"}
 
 
 @click.command(cls=LiblinearStyleCommand, context_settings={"help_option_names": ["-h", "--help"]},
-               epilog="Class weights may also be given LIBLINEAR's way: -w1 5 -w-1 0.5.")
+               epilog="Class weights may also be given LIBLINEAR's way: -w1 5 -w-1 0.5.\n\n"
+                      + _solver_table())
 @click.argument("train_file", metavar="TRAIN")
 @click.argument("model_file", metavar="[MODEL]", required=False)
 @click.option("-s", "solver", default="1", show_default=True,
-              help="Solver: a name or LIBLINEAR's number. " + _solver_help())
+              help="Solver: a name or LIBLINEAR's number (the table below).")
 @click.option("-c", "C", type=float, default=1.0, show_default=True,
               help="Cost C of 1/2 w'w + C sum(loss_i) (LIBLINEAR's and SVMlight's convention).")
 @click.option("-e", "eps", type=float, default=None,
               help="Stopping tolerance (default per solver; dual solvers: max projected-gradient "
                    "violation 0.1).")
-@click.option("-B", "bias", type=float, default=-1.0, show_default=True,
+@click.option("-B", "bias", type=float, default=None,
               help="Bias: if >= 0 each example gets an extra feature of this value "
-                   "(its weight is the bias, regularised as LIBLINEAR does); -1: none.  "
-                   "Kernel solvers: b^2 is added to every kernel value (a regularised bias; "
-                   "the LIBSVM model gets rho = -b^2 sum(alpha_i y_i)).")
+                   "(its weight is the bias, regularised as LIBLINEAR does); -1: none "
+                   "(the default of the linear solvers).  Kernel solvers: b^2 is added to every "
+                   "kernel value (a regularised bias; the LIBSVM model gets rho = -b^2 "
+                   "sum(alpha_i y_i)); their default is 1.")
 @click.option("--weight", "weights", type=(float, float), multiple=True, metavar="LABEL W",
               help="Multiply C of class LABEL by W (LIBLINEAR's -wLABEL W).")
 @click.option("-v", "folds", type=int, default=None,
@@ -94,11 +108,12 @@ def _solver_help():
               help="DC-SVM: k, the branching factor of the clustering.")
 @click.option("--sample", "sample_size", type=int, default=1000, show_default=True,
               help="DC-SVM: points sampled for kernel k-means at each level.")
-@click.option("--early", "early_level", type=int, is_flag=False, flag_value=0, default=None,
-              metavar="[LEVEL]",
-              help="DC-SVM: stop at LEVEL (default: the level with about 64 clusters; "
-                   "without LEVEL put --early last or before another option) "
-                   "and save an early-prediction model (nearest cluster's local model).")
+@click.option("--early", "early", is_flag=True,
+              help="DC-SVM: stop at a level (--early-level) and save an early-prediction model "
+                   "(each row scored by its nearest cluster's local model).")
+@click.option("--early-level", "early_level", type=int, default=None, metavar="N",
+              help="DC-SVM --early: the level to stop at (default: the level with about 64 "
+                   "clusters).")
 @click.option("--overlap", "overlap", type=int, default=None, metavar="N",
               help="DC-SVM --early, multi-class: a border row also trains the local models of "
                    "up to N-1 neighbouring clusters (default 4; 1: the clusters partition the "
@@ -123,10 +138,11 @@ def _solver_help():
 @click.option("--perf-c", "perf_c", type=float, default=None,
               help="C in SVMperf's convention instead of -c: C = C_perf * 100 / n (per pair "
                    "for -s ordinal: C = C_perf * 100 / number of pairs).")
-@click.option("--model-format", "model_format", type=click.Choice(["liblinear", "svmlight"]),
-              default=None,
-              help="Model file format (default: LIBLINEAR's; SVMlight's for ranking models). "
-                   "svmlight: SVMperf's single-vector linear model.")
+@click.option("--model-format", "model_format",
+              type=click.Choice(["liblinear", "svmlight", "libsvm"]), default=None,
+              help="Model file format (default: LIBLINEAR's for linear models, SVMlight's for "
+                   "ranking models, LIBSVM's for kernel models). svmlight: SVMperf's "
+                   "single-vector linear model (two classes or ranking).")
 @zero_based_option
 @quiet_option
 @click.pass_context
@@ -142,72 +158,43 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     """
     import time
 
-    from svmtool.errors import InputError, ParameterError
-    from svmtool.params import TrainParams
-    from svmtool.solvers import get_spec
+    from svmtool.errors import InputError
 
     quiet = is_quiet(ctx, quiet)
-    spec = get_spec(solver)
-    find_c = kernel_opts.pop("find_c", False)
-    line_search = kernel_opts.pop("line_search", None)
-    perf_c = kernel_opts.pop("perf_c", None)
-    abs_gap = kernel_opts.pop("abs_gap", None)
-    no_mu0_guard = kernel_opts.pop("no_mu0_guard", False)
     model_format = kernel_opts.pop("model_format", None)
-    if model_file is None and folds is None:
+    find_c = kernel_opts.pop("find_c", False)
+    perf_c = kernel_opts.pop("perf_c", None)
+    if model_file is None and folds is None and not find_c:
         if train_file == "-":
             raise InputError("MODEL is needed when TRAIN is - (stdin)")
         model_file = os.path.basename(train_file.rstrip("/")) + ".model"
-    params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
-                         max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
-                         shrinking=not no_shrinking, threads=threads)
-    ocas_opts = line_search is not None or abs_gap is not None or no_mu0_guard
-    if (ocas_opts and spec.module not in ("svmtool.solvers.ocas", "svmtool.solvers.mcsvm")):
-        names = [n for n, v in (("--line-search", line_search), ("--abs-gap", abs_gap),
-                                ("--no-mu0-guard", no_mu0_guard)) if v not in (None, False)]
-        raise ParameterError(f"{', '.join(names)} only apply to the OCAS solvers "
-                             f"(-s ocas, gca2, tca, ocas-mc, 4), not -s {spec.name}")
-    if ocas_opts or perf_c is not None:
-        from dataclasses import replace
-
-        extra = dict(params.extra)
-        if line_search is not None:
-            extra["line_search"] = line_search
-        if abs_gap is not None:
-            if not abs_gap >= 0:
-                raise ParameterError(f"--abs-gap must be >= 0 (got {abs_gap})")
-            extra["tol_abs"] = abs_gap
-        if no_mu0_guard:
-            extra["mu0_guard"] = False
-        if perf_c is not None:
-            if not perf_c > 0:
-                raise ParameterError(f"--perf-c must be > 0 (got {perf_c})")
-            extra["perf_c"] = perf_c
-        params = replace(params, extra=extra)
-    if spec.kind == "kernel":
-        from dataclasses import replace
-
-        from svmtool.solvers.dcsvm import cli_extra
-
-        params = replace(params, **cli_extra(ctx, params, kernel_opts, zero_based))
-    msg = params.check()
-    if msg:
-        raise ParameterError(msg)
+    # every option is checked before any data is read
+    spec, params = _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng,
+                              no_shrinking, threads, perf_c, model_format, kernel_opts)
 
     from svmtool import api
     from svmtool.io.svmlight import load_data
 
+    if kernel_opts.get("test_file"):
+        test = load_data(kernel_opts["test_file"], zero_based=zero_based)
+        params = replace(params, dcsvm=replace(params.dcsvm, test=test,
+                                               keep_level_models=spec.name == "dcsvm"))
     t0 = time.perf_counter()
     prob = load_data(train_file, zero_based=zero_based, threads=threads,
                      progress=show_progress(ctx, quiet))
     t_read = time.perf_counter() - t0
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
               f"in {t_read:.3f} s", quiet)
+    if model_format == "svmlight" and spec.task == "classification":
+        import numpy as np
+
+        k = len(np.unique(prob.y))
+        if k > 2:
+            raise ParameterError(f"--model-format svmlight holds one weight vector: it cannot "
+                                 f"hold a model of {k} classes (use the LIBLINEAR format)")
 
     if perf_c is not None and spec.kind != "ranking":
         # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)
-        from dataclasses import replace
-
         params = replace(params, C=perf_c * 100.0 / max(prob.n_rows, 1))
 
     if find_c:
@@ -230,13 +217,66 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
             bar.close()
     _print_report(ctx, model, quiet)
     if spec.kind == "kernel" and not quiet:
-        from svmtool.solvers.dcsvm import level_report_lines
-
         for line in level_report_lines(model.report):
             click.echo(line, err=True)
     if model_format == "svmlight" or model.report.get("model_format") == "svmlight":
         model.report.setdefault("n_train", prob.n_rows)
     api.save_model(model, model_file, model_format)
+
+
+def _given(ctx, name):
+    """Whether option ``name`` (a parameter name) was given on the command line."""
+    src = ctx.get_parameter_source(name)
+    return src is not None and src != ParameterSource.DEFAULT
+
+
+def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng, no_shrinking,
+               threads, perf_c, model_format, opts):
+    """(spec, TrainParams) of the command line, every option checked: ParameterError if not."""
+    from svmtool.params import CuttingPlaneParams, DcsvmParams, KernelParams, TrainParams
+    from svmtool.solvers import get_spec
+
+    spec = get_spec(solver)
+    for group, flags in OPTION_GROUPS.items():
+        given = [f for f in flags if _given(ctx, _PARAM_OF[f])]
+        if given and not spec.reads(group):
+            users = ", ".join(s.name for s in _specs_reading(group))
+            raise ParameterError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'}"
+                                 f" to -s {users}, not -s {spec.name}")
+    if model_format is not None:
+        allowed = spec.model_formats
+        if opts.get("early"):
+            allowed = ()
+        if model_format not in allowed:
+            what = ("an early-prediction model (svmtool's own format)" if opts.get("early")
+                    else f"{' or '.join(allowed)} models")
+            raise ParameterError(f"-s {spec.name} writes {what}: --model-format {model_format} "
+                                 f"cannot hold it")
+    if bias is None:
+        bias = spec.default_bias
+    kernel = KernelParams(kernel_type=opts["kernel_type"], gamma=opts["gamma"],
+                          degree=opts["degree"], coef0=opts["coef0"], cache_mb=opts["cache_mb"])
+    dcsvm = DcsvmParams(levels=opts["levels"], k_clusters=opts["k_clusters"],
+                        sample=opts["sample_size"], early=bool(opts["early"]),
+                        early_level=opts["early_level"], overlap=opts["overlap"],
+                        overlap_quantile=opts["overlap_quantile"])
+    cp = CuttingPlaneParams(line_search=opts["line_search"],
+                            tol_abs=0.0 if opts["abs_gap"] is None else opts["abs_gap"],
+                            mu0_guard=not opts["no_mu0_guard"])
+    params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
+                         max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
+                         shrinking=not no_shrinking, threads=threads, perf_c=perf_c,
+                         kernel=kernel, dcsvm=dcsvm, cp=cp)
+    msg = params.check()
+    if msg:
+        raise ParameterError(msg)
+    return spec, params
+
+
+def _specs_reading(group):
+    from svmtool.solvers import specs
+
+    return [s for s in specs() if s.reads(group)]
 
 
 def _progress(ctx, quiet, name):
@@ -300,3 +340,17 @@ def _print_report(ctx, model, quiet):
             parts.append(f"CG steps {r['cg_steps']}")
         click.echo(": ".join(parts[:1]) + ": " + ", ".join(parts[1:]), err=True)
     click.echo(f"trained in {rep['train_time']:.3f} s ({rep['solver']})", err=True)
+
+
+def level_report_lines(report):
+    lv = report.get("levels")
+    if not lv:
+        return []
+    lines = ["level  clusters  clustering_s  training_s      #SV       objective  accuracy"]
+    for st in lv:
+        acc = st.get("accuracy")
+        acc_s = f"{acc:8.4f}%" if acc is not None else "       -"
+        lines.append(f"{str(st['level']):>6} {st['clusters']:>9} {st['cluster_time']:>13.3f} "
+                     f"{st['train_time']:>11.3f} {st['n_sv']:>8} {st['objective']:>15.8g} "
+                     f"{acc_s}")
+    return lines

@@ -1,4 +1,5 @@
-"""Solver registry and the result every solver returns.
+"""The solver registry -- the one description of every solver -- and the result every solver
+returns.
 
 A binary linear solver is a function
 
@@ -11,8 +12,13 @@ any, is already part of the arrays (the API appends it).  ``params`` is a
 driver once per outer iteration (progress bars, benchmark traces); it is never called from jitted
 code.
 
-The table below maps every name and LIBLINEAR number that ``-s`` accepts to a spec; the API picks
-the solver from this one table.  Modules are imported only when a solver is used.
+The table below maps every name, alias and LIBLINEAR number that ``-s`` accepts to a
+:class:`SolverSpec`: what problem the solver solves, what ``-e`` means for it and its default,
+which option groups it reads, what it supports (warm start, threads, out-of-core) and what model
+it makes.  The API picks the solver and its driver from this one table, ``svmtool train -s``'s help
+and the README's solver table (``python -m svmtool.solvers``) are printed from it, and bench lists
+its solvers from it.  Adding a solver is one module plus one ``register`` call here.  Modules are
+imported only when a solver is used.
 """
 
 from dataclasses import dataclass, field
@@ -58,16 +64,35 @@ class SolverResult:
 class SolverSpec:
     name: str                     # svmtool's name, e.g. "dcd-l2"
     liblinear_id: Optional[int]   # LIBLINEAR's -s number, when it has one
-    liblinear_type: str           # solver_type written in LIBLINEAR's model file
+    liblinear_type: str           # solver_type written in LIBLINEAR's model file (LIBSVM: svm_type)
     module: str                   # module holding `fit`
     function: str                 # name of the fit function in that module
     kwargs: tuple = ()            # fixed keyword arguments, e.g. (("loss", "l2"),)
     default_eps: float = 0.1
-    description: str = ""
-    kind: str = "binary"          # "binary": the API runs it per class (one-vs-rest);
-                                  # "multiclass": it takes all classes at once (fit gets y with
-                                  # class indices 0..K-1 and weighted_c per class);
-                                  # "ranking": it takes the raw labels (and qid) as ranks
+    description: str = ""         # one line: the problem and the method
+    kind: str = "binary"          # how the API drives it:
+                                  # "binary": once per class (one-vs-rest) with y in {-1, +1};
+                                  # "multiclass": all classes at once (fit gets class indices
+                                  #   0..K-1 and a C per class);
+                                  # "ranking": raw labels (and qid) as ranks;
+                                  # "kernel": one-vs-one over pairs of classes, a KernelModel
+    aliases: tuple = ()           # more names -s accepts
+    problem: str = ""             # short: the problem solved, e.g. "L2-loss SVM"
+    method: str = ""              # short: the algorithm, e.g. "dual CD"
+    eps_means: str = ""           # short: what -e measures
+    task: str = "classification"  # classification | ranking | regression | one-class
+    loss: str = "hinge"           # hinge | squared hinge | logistic | crammer-singer | pairwise hinge
+    regulariser: str = "L2"
+    driver: str = ""              # "module:function" the API hands the whole problem to
+                                  # (kinds multiclass, ranking, kernel); "" = the API's one-vs-rest
+    options: tuple = ()           # option groups of TrainParams it reads: "kernel", "dcsvm", "cp",
+                                  # "ocas" (the OCAS-only options of "cp"), "dcd"
+    warm_start: str = ""          # what it can start from: "w", "alpha" or "" (cold only)
+    threads: str = ""             # what --threads speeds up ("" nothing)
+    out_of_core: bool = False     # trains from a memory-mapped cache in blocks
+    model_type: str = "linear"    # linear | kernel (| early with DC-SVM's --early)
+    model_formats: tuple = ("liblinear", "svmlight")   # --model-format values it can be saved in
+    default_bias: float = -1.0    # the command line's -B default
 
     def load(self):
         import functools
@@ -76,67 +101,127 @@ class SolverSpec:
         fn = getattr(importlib.import_module(self.module), self.function)
         return functools.partial(fn, **dict(self.kwargs)) if self.kwargs else fn
 
+    def load_driver(self):
+        """The function the API hands the whole problem to (kinds other than "binary")."""
+        import importlib
+
+        module, _, function = self.driver.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    def reads(self, group) -> bool:
+        """Whether the solver reads the TrainParams option group ``group``."""
+        return group in self.options
+
 
 REGISTRY = {}
 
 
-def register(spec: SolverSpec, *aliases):
-    REGISTRY[spec.name] = spec
-    if spec.liblinear_id is not None:
-        REGISTRY[str(spec.liblinear_id)] = spec
-    for a in aliases:
-        REGISTRY[a] = spec
+def register(spec: SolverSpec):
+    for key in (spec.name, *spec.aliases) + (
+            (str(spec.liblinear_id),) if spec.liblinear_id is not None else ()):
+        if key in REGISTRY:
+            raise ValueError(f"solver name {key!r} registered twice")
+        REGISTRY[key] = spec
 
 
-register(SolverSpec("dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit",
-                    (("loss", "l2"),), 0.1,
-                    "L2-regularised L2-loss SVM, dual coordinate descent (LIBLINEAR -s 1)"))
-register(SolverSpec("dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit",
-                    (("loss", "l1"),), 0.1,
-                    "L2-regularised L1-loss SVM, dual coordinate descent (LIBLINEAR -s 3)"))
-# primal truncated Newton (svmtool.solvers.newton); -e: relative gradient norm, LIBLINEAR's rule
-register(SolverSpec("lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
-                    "L2-regularised logistic regression, primal Newton-CG (LIBLINEAR -s 0)"))
-register(SolverSpec("newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit",
-                    (("loss", "l2"),), 0.01,
-                    "L2-regularised L2-loss SVM, primal Newton-CG (LIBLINEAR -s 2)"))
+# -- linear SVMs and logistic regression, one-vs-rest (LIBLINEAR's -s numbers) --------------------
+register(SolverSpec(
+    "dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit", (("loss", "l2"),), 0.1,
+    "L2-regularised L2-loss SVM, dual coordinate descent (LIBLINEAR -s 1); falls back to newton "
+    "at its iteration cap, as LIBLINEAR",
+    problem="L2-loss SVM", method="dual CD (LIBLINEAR -s 1)", eps_means="max PG violation",
+    loss="squared hinge", options=("dcd",), warm_start="alpha", threads="one-vs-rest classes"))
+register(SolverSpec(
+    "dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit", (("loss", "l1"),), 0.1,
+    "L2-regularised L1-loss (hinge) SVM, dual coordinate descent (LIBLINEAR -s 3)",
+    problem="L1-loss SVM", method="dual CD (LIBLINEAR -s 3)", eps_means="max PG violation",
+    options=("dcd",), warm_start="alpha", threads="one-vs-rest classes"))
+register(SolverSpec(
+    "lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
+    "L2-regularised logistic regression, primal truncated Newton-CG (LIBLINEAR -s 0)",
+    problem="logistic regression", method="primal Newton-CG (LIBLINEAR -s 0)",
+    eps_means="relative gradient norm", loss="logistic", warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit", (("loss", "l2"),), 0.01,
+    "L2-regularised L2-loss SVM, primal truncated Newton-CG (LIBLINEAR -s 2, Chapelle & "
+    "Keerthi)",
+    problem="L2-loss SVM", method="primal Newton-CG (LIBLINEAR -s 2)",
+    eps_means="relative gradient norm", loss="squared hinge", warm_start="w",
+    threads="row passes"))
 
-# cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
-register(SolverSpec("cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane", "fit",
-                    (), 0.001,
-                    "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf); -e: fraction "
-                    "of training loss"))
-register(SolverSpec("ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
-                    (), 0.01,
-                    "L1-loss SVM, OCAS cutting plane with line search (--line-search); -e: "
-                    "relative gap"))
-register(SolverSpec("gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
-                    (("line_search", "gca2"),), 0.01,
-                    "OCAS with Arnosti's grid-search line search (GCA2)"))
-register(SolverSpec("tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
-                    (("line_search", "tca"),), 0.01,
-                    "OCAS with Arnosti's three-point line search (TCA)"))
+# -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
+register(SolverSpec(
+    "cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane", "fit", (), 0.001,
+    "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf)",
+    problem="L1-loss SVM", method="1-slack cutting plane (SVMperf)",
+    eps_means="violation / training loss", options=("cp",), warm_start="w",
+    threads="row passes"))
+register(SolverSpec(
+    "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit", (), 0.01,
+    "L1-loss SVM, OCAS cutting plane with exact line search (Franc & Sonnenburg)",
+    problem="L1-loss SVM", method="OCAS, exact line search", eps_means="relative gap",
+    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+    (("line_search", "gca2"),), 0.01,
+    "L1-loss SVM, OCAS with Arnosti's grid-search line search (GCA2)",
+    problem="L1-loss SVM", method="OCAS, Arnosti's GCA2 search", eps_means="relative gap",
+    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+    (("line_search", "tca"),), 0.01,
+    "L1-loss SVM, OCAS with Arnosti's three-point line search (TCA)",
+    problem="L1-loss SVM", method="OCAS, Arnosti's TCA search", eps_means="relative gap",
+    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
+    "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS",
+    kind="multiclass", driver="svmtool.solvers.mcsvm:train_multiclass",
+    problem="Crammer-Singer multi-class", method="OCAS (LIBLINEAR -s 4's problem)",
+    eps_means="relative gap", loss="crammer-singer", options=("cp", "ocas"), warm_start="w",
+    threads="row passes", model_formats=("liblinear",)))
+register(SolverSpec(
+    "ordinal", None, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.ordinal", "fit", (), 0.001,
+    "ordinal regression / ranking SVM over pairs (Joachims 2006 Alg. 2; pairs within each qid "
+    "as SVMrank); ROC-area SVM with two labels; -c per pair",
+    kind="ranking", driver="svmtool.solvers.ordinal:train_ranking", aliases=("rank", "roc"),
+    problem="ranking / ordinal / ROC area", method="1-slack cutting plane over pairs",
+    eps_means="violation / training loss", task="ranking", loss="pairwise hinge",
+    options=("cp",), warm_start="w", threads="row passes"))
 
-register(SolverSpec("ordinal", None, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.ordinal", "fit",
-                    (), 0.001,
-                    "ordinal regression / ROC-area SVM over pairs (Joachims 2006 Alg. 2; pairs "
-                    "within each qid as SVMrank); -c per pair", kind="ranking"),
-         "rank", "roc")
+# -- kernel SVMs, one-vs-one as LIBSVM, LIBSVM model files ---------------------------------------
+# -B default of the kernel solvers on the command line: 1, a kernel bias K + 1 (< 0 would be
+# problem (1) of the DC-SVM paper, no bias).  Measured (rbf, test accuracy without / with -B 1,
+# 3 seeds each, with the two-variable CD steps):
+#   ijcnn1 full, C 32 g 2: exact 98.40 / 98.70 (LIBSVM, which has a bias: 98.70); early
+#     (64 clusters) 97.59-98.65 / 98.57-98.67 -- without a bias the local models of the early
+#     prediction are erratic, with it every seed is within 0.15 of LIBSVM;
+#   ijcnn1 10k-row sample: exact 98.12 / 97.96, early 97.38 / 97.31 (means);
+#   a9a 10k rows (C 1, g 0.05): 84.75 / 84.75, early 83.08 / 83.09; w8a 10k rows (C 8):
+#     97.82 / 97.85; letter (C 8, g 2): 97.86 / 97.88; mushrooms (6000 rows): 99.95 / 99.95.
+# Equal or better everywhere but the 10k ijcnn1 sample, the same model class as LIBSVM (its
+# users get what they expect), and since the two-variable steps the bias no longer slows the
+# solver down (ijcnn1: 5.96 s with it, 6.32 s without).  -B -1 gives the paper's problem.
+KERNEL_DEFAULT_BIAS = 1.0
 
-register(SolverSpec("ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
-                    "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS; -e: "
-                    "relative gap", kind="multiclass"))
-
-# kernel SVMs (kind "kernel": the API hands the whole problem to svmtool.solvers.kernel_cd's
-# one-vs-one driver, which calls `fit` per pair and returns a KernelModel in LIBSVM's format)
-register(SolverSpec("kernel", None, "c_svc", "svmtool.solvers.kernel_cd", "fit", (), 1e-3,
-                    "kernel SVM without bias (LIBSVM's -t -g -d -r -m), greedy dual coordinate "
-                    "descent with shrinking; -e: max projected-gradient violation",
-                    kind="kernel"))
-register(SolverSpec("dcsvm", None, "c_svc", "svmtool.solvers.dcsvm", "fit", (), 1e-3,
-                    "divide-and-conquer kernel SVM (Hsieh et al. 2014): --levels, --clusters, "
-                    "--sample, --early; same problem as -s kernel",
-                    kind="kernel"))
+register(SolverSpec(
+    "kernel", None, "c_svc", "svmtool.solvers.kernel_cd", "fit", (), 1e-3,
+    "kernel SVM (LIBSVM's kernels) with a regularised kernel bias, greedy dual coordinate "
+    "descent on one or two variables a step, with shrinking",
+    kind="kernel", driver="svmtool.solvers.ovo:train_ovo",
+    problem="kernel SVM (K + B^2)", method="greedy dual CD, shrinking",
+    eps_means="max PG violation", options=("kernel",), warm_start="alpha",
+    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",),
+    default_bias=KERNEL_DEFAULT_BIAS))
+register(SolverSpec(
+    "dcsvm", None, "c_svc", "svmtool.solvers.dcsvm", "fit", (), 1e-3,
+    "divide-and-conquer kernel SVM (Hsieh et al. 2014), same problem as -s kernel; --early for "
+    "the early-prediction model",
+    kind="kernel", driver="svmtool.solvers.ovo:train_ovo",
+    problem="kernel SVM (K + B^2)", method="divide and conquer (DC-SVM)",
+    eps_means="max PG violation", options=("kernel", "dcsvm"), warm_start="alpha",
+    threads="clusters, pairs, kernel blocks", model_type="kernel", model_formats=("libsvm",),
+    default_bias=KERNEL_DEFAULT_BIAS))
 
 DEFAULT_SOLVER = "dcd-l2"
 
@@ -146,9 +231,66 @@ def get_spec(name) -> SolverSpec:
 
     spec = REGISTRY.get(str(name).lower())
     if spec is None:
-        names = sorted({s.name for s in REGISTRY.values()})
-        ids = sorted({str(s.liblinear_id) for s in REGISTRY.values() if s.liblinear_id is not None})
+        names = ", ".join(s.name for s in specs())
+        ids = ", ".join(str(s.liblinear_id) for s in sorted(
+            (s for s in specs() if s.liblinear_id is not None), key=lambda s: s.liblinear_id))
         raise ParameterError(
-            f"unknown solver {name!r}: choose one of {', '.join(names)} "
-            f"(or LIBLINEAR's numbers {', '.join(ids)})")
+            f"unknown solver {name!r}: choose one of {names} (or LIBLINEAR's numbers {ids})")
     return spec
+
+
+def specs():
+    """Every solver once, in the order of registration."""
+    seen, out = set(), []
+    for spec in REGISTRY.values():
+        if spec.name not in seen:
+            seen.add(spec.name)
+            out.append(spec)
+    return out
+
+
+def _number(spec):
+    return "" if spec.liblinear_id is None else str(spec.liblinear_id)
+
+
+def _default(v):
+    return "%g" % v
+
+
+def help_table(width=80):
+    """``-s``'s help: one solver a line, columns that fit ``width`` (a terminal)."""
+    rows = [("-s", "no.", "problem, method", "-e means (default)")]
+    for spec in specs():
+        names = "/".join((spec.name,) + spec.aliases)
+        rows.append((names, _number(spec), f"{spec.problem}, {spec.method}",
+                     f"{spec.eps_means} ({_default(spec.default_eps)})"))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    lines = []
+    for r in rows:
+        left = f"{r[0]:<{w0}}  {r[1]:>{w1}}  "
+        text = f"{r[2]}; {r[3]}" if r is not rows[0] else f"{r[2]}; {r[3]}"
+        room = max(20, width - len(left))
+        first = True
+        while text:
+            cut = len(text) if len(text) <= room else (text.rfind(" ", 0, room) + 1 or room)
+            lines.append((left if first else " " * len(left)) + text[:cut].rstrip())
+            text = text[cut:]
+            first = False
+    return "\n".join(lines)
+
+
+def markdown_table():
+    """The README's solver table."""
+    lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads |",
+             "|---|---|---|---|---|---|---|"]
+    for spec in specs():
+        names = ", ".join(f"`{n}`" for n in (spec.name,) + spec.aliases)
+        lines.append(f"| {names} | {_number(spec)} | {spec.problem} | {spec.method} | "
+                     f"{spec.eps_means} ({_default(spec.default_eps)}) | "
+                     f"{spec.warm_start or '-'} | {spec.threads or '-'} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -171,6 +171,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
     risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
-    inactive = int(params.extra.get("inactive_limit", 50)) if params.extra else 50
+    inactive = int(params.cp.inactive_limit)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
                     inactive_limit=inactive)

@@ -45,7 +45,7 @@ glibc's ``rand()`` (the TYPE_3 additive feedback generator, ``r_k = r_{k-3} + r_
 behaves as after ``srand(1)``, and 1 is the default seed, so on data ordered as LIBLINEAR orders it
 (the API groups the classes) the weight vector is bit-identical to LIBLINEAR's in a fresh process.
 
-Warm start: ``params.extra["init_alpha"]`` (length ``n_rows``) starts from that dual point
+Warm start: ``params.dcd.init_alpha`` (length ``n_rows``) starts from that dual point
 (clipped to ``[0, U_i]``), ``w`` being recomputed from it.  ``init_w`` is ignored, as LIBLINEAR's
 dual solvers ignore ``init_sol``: a primal point does not determine a dual one.
 
@@ -56,7 +56,7 @@ and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteratio
 (or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped by the
 cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
 ``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
-``max_iter``.  ``params.extra["w_recalc"] = True`` recomputes ``w`` from ``alpha`` at the end,
+``max_iter``.  ``params.dcd.w_recalc = True`` recomputes ``w`` from ``alpha`` at the end,
 as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
 to LIBLINEAR both ways).
 
@@ -64,7 +64,7 @@ Two engines.  The hot loop is one jitted function over raw arrays
 (:func:`svmtool.solvers._dcd_jit._dcd_iterations`); :mod:`svmtool.solvers._dcd_py` is the same
 loop in plain Python.  Importing numba and loading cached kernels costs a fresh process
 0.5-0.7 s, against milliseconds of solving for a file such as heart_scale, so with
-``params.extra["dcd_engine"] = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
+``params.dcd.engine = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
 entries starts in Python when the jitted kernels are not loaded yet, and moves to the jitted loop
 once the process has spent ``PY_WORK_BUDGET`` stored-entry visits in Python; the loop's whole
 state lives in arrays, so the hand-over changes nothing in the result (tested bit for bit).
@@ -241,11 +241,11 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     pos = y > 0
     upper = np.where(pos, bounds[1], bounds[0])
     diag = np.where(pos, bounds[3], bounds[2])
-    engine = (params.extra.get("dcd_engine") if params.extra else None) or "auto"
+    engine = params.dcd.engine
     if engine not in ENGINES:
         raise ValueError(f"dcd_engine must be one of {ENGINES} (got {engine!r})")
     nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
-    forced_budget = params.extra.get("dcd_python_budget") if params.extra else None
+    forced_budget = params.dcd.python_budget
     if engine == "python":
         small, py_left = True, None                     # None: no limit
     elif engine == "jit":
@@ -258,7 +258,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     ops = _python_ops() if small else _jit_ops()
     qd = diag + ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
 
-    init_alpha = params.extra.get("init_alpha") if params.extra else None
+    init_alpha = params.dcd.init_alpha
     if init_alpha is not None:
         alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
         if alpha.shape[0] != n_rows:
@@ -273,8 +273,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     index = np.arange(n_rows, dtype=np.uint32)
     if params.liblinear_rng:
         # one generator for all the subproblems of a training run, as rand() is in LIBLINEAR's
-        # process: the API passes it in params.extra; a lone call starts from srand(seed)
-        shared = params.extra.get("liblinear_rand_state") if params.extra else None
+        # process: the API passes it in params.dcd.rand_state; a lone call starts from srand(seed)
+        shared = params.dcd.rand_state
         rng = shared if shared is not None else glibc_rand_state(params.seed)
     else:
         rng = splitmix_state(params.seed)
@@ -328,7 +328,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         istate[2] = 1
     if small and "svmtool.solvers._dcd_jit" in sys.modules:
         ops = _jit_ops()     # handed over to the jitted loop: its row passes are loaded anyway
-    if params.extra and params.extra.get("w_recalc"):
+    if params.dcd.w_recalc:
         # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
         w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
     t_solved = time.perf_counter()

@@ -39,7 +39,7 @@ import numpy as np
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.solvers import SolverResult
 from svmtool.ops.rows import take_rows
-from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB, solve
+from svmtool.solvers.kernel_cd import solve
 from svmtool.solvers.kmeans import two_step
 
 MIN_CLUSTER_ROWS = 40
@@ -60,24 +60,20 @@ def default_early_level(levels, k):
 
 
 def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, context=None):
-    ex = params.extra or {}
-    levels = int(ex.get("levels", 4))
-    k = int(ex.get("k_clusters", 4))
-    sample = int(ex.get("sample", 1000))
-    early = ex.get("early")
-    keep_levels = bool(ex.get("keep_level_models", False))
-    cache_mb = float(ex.get("cache_mb", DEFAULT_CACHE_MB))
+    dp = params.dcsvm
+    levels, k, sample = int(dp.levels), int(dp.k_clusters), int(dp.sample)
+    early = (dp.early_level or default_early_level(levels, k)) if dp.early else None
+    keep_levels = bool(dp.keep_level_models)
+    cache_mb = float(params.kernel.cache_mb)
     threads = n_threads(params.threads)
     eps = params.eps
     # tolerance of the subproblems of the levels (the refine and conquer steps use eps)
-    level_eps = float(ex["level_eps"]) if ex.get("level_eps") else eps
+    level_eps = float(dp.level_eps) if dp.level_eps else eps
     shrinking = params.shrinking
     rng = np.random.default_rng(params.seed)
     n = X.n_rows
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
-    if early is not None and early == 0:
-        early = default_early_level(levels, k)
     if n < DC_MIN_ROWS:
         levels = 0          # too small to divide: the plain solver (one cluster if --early)
     t_start = time.perf_counter()
@@ -210,81 +206,3 @@ def local_pair(X, y, alpha, cl, kernel):
     return LocalPair(centres=take_rows(X, cl.sample_rows), centre_cluster=cl.sample_cluster,
                      centre_const=cl.const, svs=take_rows(X, sv), sv_cluster=sv_cluster,
                      sv_coef=coef, rho=-kernel.kbias * sums)
-
-
-# ------------------------------------------------------------------------------------------------
-# command-line glue (called by svmtool.cli.train) and the level report
-
-def cli_extra(ctx, params, opts, zero_based=False):
-    """TrainParams fields for the kernel options given on the command line."""
-    from click.core import ParameterSource
-
-    from svmtool.errors import ParameterError
-
-    extra = dict(params.extra or {})
-    extra.update(kernel_type=opts["kernel_type"], gamma=opts["gamma"], degree=opts["degree"],
-                 coef0=opts["coef0"], cache_mb=opts["cache_mb"], levels=opts["levels"],
-                 k_clusters=opts["k_clusters"], sample=opts["sample_size"],
-                 early=opts["early_level"])
-    if opts["levels"] < 0:
-        raise ParameterError(f"--levels must be >= 0 (got {opts['levels']})")
-    if opts["k_clusters"] < 2:
-        raise ParameterError(f"--clusters must be >= 2 (got {opts['k_clusters']})")
-    if opts["sample_size"] < 1:
-        raise ParameterError(f"--sample must be >= 1 (got {opts['sample_size']})")
-    if opts["early_level"] is not None:
-        if params.solver != "dcsvm":
-            raise ParameterError("--early needs -s dcsvm")
-        if opts["early_level"] < 0 or opts["early_level"] > opts["levels"]:
-            raise ParameterError(f"--early LEVEL must be between 1 and --levels "
-                                 f"({opts['levels']}) (got {opts['early_level']})")
-    for key in ("overlap", "overlap_quantile"):
-        if opts.get(key) is None:
-            continue
-        if opts["early_level"] is None:
-            flag = "--" + key.replace("_", "-")
-            raise ParameterError(f"{flag} needs --early (it shapes the multi-class early model)")
-        extra[key] = opts[key]
-    if opts.get("overlap") is not None and opts["overlap"] < 1:
-        raise ParameterError(f"--overlap must be >= 1 (got {opts['overlap']})")
-    q = opts.get("overlap_quantile")
-    if q is not None and not 0.0 <= q <= 1.0:
-        raise ParameterError(f"--overlap-quantile must be between 0 and 1 (got {q})")
-    if opts.get("test_file"):
-        from svmtool.io.svmlight import load_data
-
-        extra["test"] = load_data(opts["test_file"], zero_based=zero_based)
-        extra["keep_level_models"] = params.solver == "dcsvm"
-    out = {"extra": extra}
-    if ctx.get_parameter_source("bias") == ParameterSource.DEFAULT:
-        out["bias"] = DEFAULT_KERNEL_BIAS
-    return out
-
-
-# -B default of the kernel solvers (command line): 1, a kernel bias K + 1 (< 0 would be problem
-# (1) of the paper, no bias).  Measured (rbf, test accuracy without / with -B 1, 3 seeds each,
-# svmtool 0.x with the two-variable CD steps):
-#   ijcnn1 full, C 32 g 2: exact 98.40 / 98.70 (LIBSVM, which has a bias: 98.70); early
-#     (64 clusters) 97.59-98.65 / 98.57-98.67 -- without a bias the local models of the early
-#     prediction are erratic, with it every seed is within 0.15 of LIBSVM;
-#   ijcnn1 10k-row sample: exact 98.12 / 97.96, early 97.38 / 97.31 (means);
-#   a9a 10k rows (C 1, g 0.05): 84.75 / 84.75, early 83.08 / 83.09; w8a 10k rows (C 8):
-#     97.82 / 97.85; letter (C 8, g 2): 97.86 / 97.88; mushrooms (6000 rows): 99.95 / 99.95.
-# Equal or better everywhere but the 10k ijcnn1 sample, the same model class as LIBSVM (its
-# users get what they expect), and since the two-variable steps the bias no longer slows the
-# solver down (ijcnn1: 5.96 s with it, 6.32 s without).  -B -1 gives the paper's problem.
-DEFAULT_KERNEL_BIAS = 1.0
-
-
-def level_report_lines(report):
-    lv = report.get("levels")
-    if not lv:
-        return []
-    lines = ["level  clusters  clustering_s  training_s      #SV       objective  accuracy"]
-    for st in lv:
-        acc = st.get("accuracy")
-        acc_s = f"{acc:8.4f}%" if acc is not None else "       -"
-        lines.append(f"{str(st['level']):>6} {st['clusters']:>9} {st['cluster_time']:>13.3f} "
-                     f"{st['train_time']:>11.3f} {st['n_sv']:>8} {st['objective']:>15.8g} "
-                     f"{acc_s}")
-    return lines

@@ -126,14 +126,14 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
     from svmtool.models.kernel import KernelModel
     from svmtool.solvers.dcsvm import MIN_CLUSTER_ROWS
     from svmtool.ops.rows import take_rows
-    from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB
     from svmtool.solvers.kmeans import two_step
 
-    ex = params.extra or {}
-    sample = int(ex.get("sample", 1000))
-    overlap = int(ex.get("overlap", DEFAULT_OVERLAP))
-    overlap_quantile = float(ex.get("overlap_quantile", DEFAULT_OVERLAP_QUANTILE))
-    cache_mb = float(ex.get("cache_mb", DEFAULT_CACHE_MB))
+    dp = params.dcsvm
+    sample = int(dp.sample)
+    overlap = int(DEFAULT_OVERLAP if dp.overlap is None else dp.overlap)
+    overlap_quantile = float(DEFAULT_OVERLAP_QUANTILE if dp.overlap_quantile is None
+                             else dp.overlap_quantile)
+    cache_mb = float(params.kernel.cache_mb)
     threads = n_threads(params.threads)
     eps = float(params.eps)
     max_steps = int(params.max_iter) if params.max_iter else 10_000_000

@@ -260,7 +260,6 @@ def _rebuild(X, y, alpha, G, kernel, exact_rows, threads, cache_mb, ref=None):
 
 def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, context=None):
     """Binary fit used by the one-vs-one driver: the plain exact solver."""
-    ex = params.extra or {}
     return solve(X, y, C, kernel, eps=params.eps, init_alpha=init_alpha,
-                 shrinking=params.shrinking, cache_mb=float(ex.get("cache_mb", DEFAULT_CACHE_MB)),
+                 shrinking=params.shrinking, cache_mb=float(params.kernel.cache_mb),
                  max_steps=params.max_iter, threads=params.threads, callback=callback)

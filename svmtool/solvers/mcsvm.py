@@ -93,18 +93,23 @@ def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, c
     return res
 
 
-def train_multiclass(problem, params, spec, fit_fn, labels, cls, arrays, weighted_c,
-                     callback=None):
+def train_multiclass(problem, params, spec, callback=None):
     """The API's path for kind "multiclass": one solve over every class, an MCSVM_CS model."""
     import time
 
+    from svmtool.labels import class_index, class_weights, group_classes
     from svmtool.models.linear import LinearModel
+    from svmtool.problem import with_bias
 
-    indptr, indices, data, n_cols = arrays
+    fit_fn = spec.load()
+    labels = group_classes(problem.y)[0]
+    cls = class_index(problem.y, labels)
+    weighted_c = class_weights(params, labels)
+    indptr, indices, data, n_cols = with_bias(problem, params.bias)
     cb = None
     if callback is not None:
         cb = (lambda it, info: callback(0, it, info))
-    init_w = params.extra.get("init_w") if params.extra else None
+    init_w = params.init_w
     t0 = time.perf_counter()
     res = fit_fn(indptr, indices, data, np.asarray(cls), n_cols, weighted_c, params,
                  init_w=init_w, callback=cb)

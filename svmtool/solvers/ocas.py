@@ -14,13 +14,13 @@ but OCAS keeps a best-so-far point ``w_b`` and per iteration:
    found by selection, O(n) expected; ``sorted``: OCAS's sort and walk, O(n log n); ``gca2`` /
    ``tca``: O(n) per evaluation of f); ``w_b`` moves there (its scores too, without a pass);
 3. stops when ``F(w_b) - D <= eps * F(w_b)`` (relative gap, ``-e``, default 0.01) or ``F(w_b) - D
-   <= tol_abs`` (``params.extra["tol_abs"]``, default 0: off);
+   <= tol_abs`` (``params.cp.tol_abs``, default 0: off);
 4. adds the cut at ``w_c = (1 - lambda) w_b + lambda w_t`` (``lambda = 0.1``, a point near
    ``w_b``), one pass over the violators for its subgradient.
 
 Guard against ``mu = 0``: when the line search returns ``mu = 0`` for ``mu0_patience`` (5)
 iterations in a row, ``mu0_step`` (0.02) is used instead (Arnosti, section V: a greedy ``mu = 0``
-can stall OCAS for many iterations).  On by default; ``params.extra["mu0_guard"] = False`` turns
+can stall OCAS for many iterations).  On by default; ``params.cp.mu0_guard = False`` turns
 it off.  Since ``w_b`` is then no longer the best point seen (nor is it with gca2/tca, whose grid
 points need not beat ``mu = 0``), the solver also keeps the best point, which it returns.
 
@@ -44,10 +44,9 @@ CUT_LAMBDA = 0.1
 
 
 def _opt(params, key, default):
-    if params is not None and params.extra and key in params.extra and \
-            params.extra[key] is not None:
-        return params.extra[key]
-    return default
+    """The cutting-plane option ``key`` of ``params`` (params.cp), or ``default`` when unset."""
+    value = getattr(params.cp, key) if params is not None else None
+    return default if value is None else value
 
 
 def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=0.0,
@@ -152,7 +151,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         line_search=None):
-    """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.extra["line_search"]``) picks
+    """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
     exact / sorted / gca2 / tca."""
     y = check_binary(indptr, y, C_pos, C_neg)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)

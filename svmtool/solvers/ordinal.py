@@ -137,7 +137,7 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
     risk = PairRisk(oracle, y, qid, C, row_weights(y, params.weights))
-    perf_c = params.extra.get("perf_c") if params.extra else None
+    perf_c = params.perf_c
     if perf_c is not None and risk.m > 0:
         risk.C = float(perf_c) * 100.0 / risk.m
         risk.scale = risk.C * risk.m
@@ -149,7 +149,7 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
                             converged=True, dual=0.0,
                             extra={"pairs": 0, "warning": "no comparable pairs: every label "
                                                           "(within each query) is the same"})
-    inactive = int(params.extra.get("inactive_limit", 50)) if params.extra else 50
+    inactive = int(params.cp.inactive_limit)
     res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
                    inactive_limit=inactive)
     res.extra["pairs"] = risk.m
@@ -157,7 +157,7 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
     return res
 
 
-def train_ranking(problem, params, spec, fit_fn, callback=None):
+def train_ranking(problem, params, spec, callback=None):
     """The API's ranking path: a :class:`LinearModel` that scores rows (no labels, no bias).
 
     The model's ``solver_type`` is a LIBLINEAR regression type so that LIBLINEAR-format readers
@@ -167,11 +167,12 @@ def train_ranking(problem, params, spec, fit_fn, callback=None):
 
     from svmtool.models.linear import LinearModel
 
+    fit_fn = spec.load()
     cb = None
     if callback is not None:
         cb = (lambda it, info: callback(0, it, info))
     t0 = time.perf_counter()
-    init_w = params.extra.get("init_w") if params.extra else None
+    init_w = params.init_w
     res = fit_fn(problem.indptr, problem.indices, problem.data, problem.y, problem.qid,
                  problem.n_features, params.C, params, init_w=init_w, callback=cb)
     elapsed = time.perf_counter() - t0

@@ -20,37 +20,20 @@ from svmtool.models.early import EarlyModel
 from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.ops.rows import take_rows
-from svmtool.solvers.kernel_cd import DEFAULT_CACHE_MB
 
 
 # ------------------------------------------------------------------------------------------------
 # parameters shared by the kernel solvers
 
 def kernel_of(params, n_features) -> Kernel:
-    """The Kernel described by ``params.extra`` (LIBSVM's -t -g -d -r) and ``params.bias``."""
-    ex = params.extra or {}
-    ktype = int(ex.get("kernel_type", 2))
-    gamma = ex.get("gamma")
+    """The Kernel of ``params.kernel`` (LIBSVM's -t -g -d -r) with ``params.bias`` as kernel bias."""
+    kp = params.kernel
+    gamma = kp.gamma
     if gamma is None:
         gamma = 1.0 / n_features if n_features > 0 else 1.0
     b = float(params.bias)
     kbias = b * b if b >= 0 else 0.0
-    return Kernel(ktype, float(gamma), float(ex.get("coef0", 0.0)), int(ex.get("degree", 3)),
-                  kbias)
-
-
-def check_kernel_params(params):
-    ex = params.extra or {}
-    t = ex.get("kernel_type", 2)
-    if t not in (0, 1, 2, 3):
-        return f"-t must be 0 (linear), 1 (polynomial), 2 (rbf) or 3 (sigmoid) (got {t})"
-    if ex.get("gamma") is not None and ex["gamma"] < 0:
-        return f"gamma (-g) must be >= 0 (got {ex['gamma']})"
-    if int(ex.get("degree", 3)) < 0:
-        return f"degree (-d) must be >= 0 (got {ex.get('degree')})"
-    if float(ex.get("cache_mb", DEFAULT_CACHE_MB)) <= 0:
-        return f"cache size (-m) must be > 0 (got {ex.get('cache_mb')})"
-    return None
+    return Kernel(int(kp.kernel_type), float(gamma), float(kp.coef0), int(kp.degree), kbias)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -72,19 +55,19 @@ def train_ovo(problem, params, spec, callback=None):
     cls = class_index(problem.y, labels)
     K = len(labels)
     wc = class_weights(params, labels)
-    ex = params.extra or {}
-    if spec.name == "dcsvm" and ex.get("early") is not None and K > 2:
+    dp = params.dcsvm
+    if spec.name == "dcsvm" and dp.early and K > 2:
         # a multi-class early model: one clustering for all pairs (svmtool.solvers.early_ovo)
         from svmtool.solvers.dcsvm import default_early_level
         from svmtool.solvers.early_ovo import train_early
 
-        k = int(ex.get("k_clusters", 4))
-        level = int(ex["early"]) or default_early_level(int(ex.get("levels", 4)), k)
+        k = int(dp.k_clusters)
+        level = dp.early_level or default_early_level(int(dp.levels), k)
         model = train_early(X, labels, cls, wc, kernel, params, spec.name, level, k ** level,
                             callback)
-        if ex.get("test") is not None:
+        if dp.test is not None:
             _level_accuracy(model, model.report["levels"], None, labels, model.kernel,
-                            problem.n_features, ex["test"])
+                            problem.n_features, dp.test)
         return model
     members = [np.flatnonzero(cls == c) for c in range(K)]
     nonzero = [np.zeros(len(m), dtype=bool) for m in members]
@@ -100,9 +83,8 @@ def train_ovo(problem, params, spec, callback=None):
     pair_params = params
     if n_thr > 1:
         # the -m budget is shared by the pairs running at the same time
-        ex = dict(params.extra or {})
-        ex["cache_mb"] = float(ex.get("cache_mb", DEFAULT_CACHE_MB)) / n_thr
-        pair_params = replace(params, threads=1, extra=ex)
+        kp = replace(params.kernel, cache_mb=float(params.kernel.cache_mb) / n_thr)
+        pair_params = replace(params, threads=1, kernel=kp)
 
     def fit_pair(q):
         i, j = pairs[q]
@@ -171,7 +153,7 @@ def train_ovo(problem, params, spec, callback=None):
                                       report=model.report, level=level)
     if level_stats:
         model.report["levels"] = level_stats
-        test = (params.extra or {}).get("test")
+        test = params.dcsvm.test
         if test is not None:
             _level_accuracy(model, level_stats, level_models, labels, kernel_out,
                             problem.n_features, test)

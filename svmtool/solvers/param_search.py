@@ -121,7 +121,7 @@ class _FoldTrainer:
                 kw["oracle"] = self.oracle
             elif self.alpha[col] is not None:
                 # the dual solvers start from the previous alpha: still feasible for a larger C
-                p = replace(params, extra=dict(params.extra, init_alpha=self.alpha[col]))
+                p = replace(params, dcd=replace(params.dcd, init_alpha=self.alpha[col]))
             res = self.fit(ip, ix, d, self.yb[col], nc, c_pos, c_neg, p, init_w=init_w, **kw)
             if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
                 from svmtool.solvers.newton import fallback_after_dual
