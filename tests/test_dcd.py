@@ -18,6 +18,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 import scipy.sparse as sp
 
 from conftest import DATA, SHARED, shared_file
@@ -573,3 +574,29 @@ def test_one_vs_rest_classes_on_threads_give_the_same_model(monkeypatch):
     assert api._class_workers(TrainParams(threads=2, liblinear_rng=True), get_spec("dcd-l2"),
                               4, X.indptr) == 1
     assert api._class_workers(TrainParams(threads=2), get_spec("newton"), 4, X.indptr) == 1
+
+
+# the two engines on generated problems: shape, sparsity, scale, costs, loss, shrinking, seeds,
+# LIBLINEAR's generator and warm starts all drawn by hypothesis; the results must agree bit for bit
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 60), d=st.integers(1, 12),
+       density=st.floats(0.0, 1.0), scale=st.sampled_from([1e-3, 1.0, 1e3]),
+       C=st.floats(1e-3, 1e3), c_neg=st.floats(1e-2, 1e2), loss=st.sampled_from(["l1", "l2"]),
+       shrinking=st.booleans(), liblinear_rng=st.booleans(), warm=st.booleans(),
+       budget=st.sampled_from([None, 1, 50, 5000]))
+def test_engines_agree_on_generated_problems(seed, n, d, density, scale, C, c_neg, loss,
+                                              shrinking, liblinear_rng, warm, budget):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=rng,
+                  data_rvs=lambda k: scale * rng.normal(size=k))
+    X.sort_indices()
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    start = rng.uniform(0.0, 2.0 * C, n) if warm else None
+    kw = dict(eps=1e-3, max_iter=200, seed=seed % 1000, liblinear_rng=liblinear_rng,
+              shrinking=shrinking)
+    jit = run(X, y, C, loss=loss, C_neg=c_neg, dcd=DcdParams(engine="jit", init_alpha=start),
+              **kw)
+    other = (DcdParams(engine="python", init_alpha=start) if budget is None
+             else DcdParams(python_budget=budget, init_alpha=start))
+    py = run(X, y, C, loss=loss, C_neg=c_neg, dcd=other, **kw)
+    assert_same_result(py, jit)
