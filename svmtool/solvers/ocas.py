@@ -41,6 +41,7 @@ from svmtool.solvers.qp import WorkingSet
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
 CUT_LAMBDA = 0.1
+QP_TOL = 0.1          # the reduced QP's tolerance, as a fraction of the target gap
 
 
 def _opt(params, key, default):
@@ -77,7 +78,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     while True:
         it += 1
         tq = time.perf_counter()
-        D, _ = ws.solve(tol_abs=max(0.01 * eps * abs(best_F), 0.1 * tol_abs), tol_rel=1e-13)
+        # the reduced QP to a tenth of the target gap: any feasible point of it is a valid lower
+        # bound, and a tighter QP bought no fewer iterations (news20, C 1, -e 0.001: 953 outer
+        # iterations at a hundredth, 955 at a tenth, with 4.4x fewer QP steps)
+        D, _ = ws.solve(tol_abs=max(QP_TOL * eps * abs(best_F), 0.1 * tol_abs), tol_rel=1e-13)
         wt = ws.w()
         t_qp += time.perf_counter() - tq
         lower = max(lower, D)
