@@ -111,7 +111,10 @@ class DcdParams:
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
-    warm_start: str = "scaled"      # the alpha a model's w gives (svmtool.solvers.warm.dual_start)
+    # the alpha --init-model's w gives (svmtool.solvers.warm.dual_start); measured on the
+    # nightly a9a scenario (benchmarks/warm_start.py) every variant lost to a cold start
+    # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
+    warm_start: str = "cold"
 
     def check(self) -> Optional[str]:
         if self.engine not in DCD_ENGINES:
