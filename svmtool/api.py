@@ -106,7 +106,10 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
         if start_w is not None:
             init_w = np.asarray(start_w)
             init_w = init_w[:, col] if init_w.ndim == 2 else init_w
-        if init_model is not None and spec.warm_start == "alpha":
+        if init_model is not None and spec.warm_start == "alpha" and \
+                params.dcd.warm_start == "cold":
+            init_w = None          # measured: the dual solvers gain nothing from a model's w
+        elif init_model is not None and spec.warm_start == "alpha":
             # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
             from svmtool.solvers.warm import dual_start
 
