@@ -2,9 +2,10 @@
 
 The lock is an ``flock`` on a small file beside the target, ``.NAME.lock``, holding the pid of
 the run that has it.  The kernel releases an ``flock`` when its process dies, whatever the way
-(``kill -9`` included), so a lock is never stale: the file may stay behind, but nobody holds it.
-The lock file is never removed (removing it would let a third run lock a new file while a second
-still waits on the old one).
+(``kill -9`` included), so a lock is never stale: after a kill the file stays behind, but nobody
+holds it and the next run takes it.  The holder removes the file while it still holds the lock;
+a run that locked a file which is no longer the one at that path (removed or replaced meanwhile)
+lets it go and tries again, so two runs never hold "the" lock on two different files.
 
 Targets that are not regular files -- ``-`` (stdout), devices such as ``/dev/null``, pipes -- are
 not locked: nothing there can be interleaved by a rename.
@@ -66,22 +67,38 @@ def locked(path, wait=0.0):
     import fcntl
 
     name = lock_path(path)
-    fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o666)
+    give_up = time.monotonic() + max(0.0, float(wait or 0.0))
+    while True:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _holder(fd)
+            os.close(fd)
+            if time.monotonic() >= give_up:
+                who = f"another svmtool (pid {pid})" if pid else "another svmtool"
+                how = f" (waited {wait:g} s)" if wait else ""
+                raise LockBusy(f"{who} is writing {os.fspath(path)}{how}") from None
+            time.sleep(POLL_SECONDS)
+            continue
+        if _same_file(fd, name):
+            break
+        os.close(fd)          # its holder removed it before we got it: take the new one
     try:
-        give_up = time.monotonic() + max(0.0, float(wait or 0.0))
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= give_up:
-                    pid = _holder(fd)
-                    who = f"another svmtool (pid {pid})" if pid else "another svmtool"
-                    how = f" (waited {wait:g} s)" if wait else ""
-                    raise LockBusy(f"{who} is writing {os.fspath(path)}{how}") from None
-                time.sleep(POLL_SECONDS)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         yield name
     finally:
+        try:
+            os.unlink(name)   # still ours: nobody can hold a lock on this file now
+        except OSError:
+            pass
         os.close(fd)          # releases the flock
+
+
+def _same_file(fd, name):
+    try:
+        a, b = os.fstat(fd), os.stat(name)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
