@@ -14,6 +14,7 @@ Example::
     labels, scores = svmtool.predict(model, svmtool.load_data("data/a9a.t"))
 """
 
+import os
 import time
 import warnings
 
@@ -27,28 +28,42 @@ from svmtool.problem import Problem, with_bias
 
 # --- training -----------------------------------------------------------------------------------
 
-def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwargs):
+def train(problem: Problem, params: TrainParams = None, *, callback=None, init_model=None,
+          **kwargs):
     """Train a linear model; returns :class:`svmtool.models.linear.LinearModel`.
 
     ``params`` (or keyword arguments of :class:`~svmtool.params.TrainParams`) choose the solver,
     C, eps, bias, class weights and so on.  ``callback(class_index, iteration, info)`` is called
     once per outer iteration of the solver (progress bars, benchmark traces).
+    ``init_model`` (a model, e.g. from :func:`load_model`) warm-starts the solver from it (see
+    :mod:`svmtool.solvers.warm`: labels are mapped by value, features by index, the bias
+    rescaled; a model of another kind or class set raises ParameterError).
+    ``params.time_limit`` (seconds) stops the solver at an outer-iteration boundary once spent.
     ``model.report`` holds, per binary subproblem, what the solver reached.
     """
+    from dataclasses import replace
+
     from svmtool.models.linear import LinearModel
     from svmtool.solvers import get_spec
 
     params = make_params(params, kwargs)
     spec = get_spec(params.solver)
     if params.eps is None:
-        from dataclasses import replace
-
         params = replace(params, eps=spec.default_eps)
+    if params.time_limit is not None and params.deadline is None:
+        params = replace(params, deadline=time.monotonic() + float(params.time_limit))
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
+    if isinstance(init_model, (str, os.PathLike)):
+        path = os.fspath(init_model)
+        init_model = load_model(path)
+        init_model.report["source"] = path
+    if init_model is not None and not spec.warm_start:
+        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
-        return spec.load_driver()(problem, params, spec, callback=callback)
+        more = {} if init_model is None else {"init_model": init_model}
+        return spec.load_driver()(problem, params, spec, callback=callback, **more)
     fit = spec.load()
 
     labels, perm, start, count = group_classes(problem.y)
@@ -63,8 +78,6 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     weighted_c = class_weights(params, labels)
     if params.liblinear_rng and spec.reads("dcd"):
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
-        from dataclasses import replace
-
         from svmtool.solvers.dcd import glibc_rand_state
 
         params = replace(params, dcd=replace(params.dcd,
@@ -76,6 +89,11 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     else:
         tasks = [(i, weighted_c[i], params.C) for i in range(nr_class)]
     w = np.zeros((n_cols, len(tasks)), dtype=np.float64)
+    start_w = params.init_w
+    if init_model is not None:
+        from svmtool.solvers.warm import linear_start
+
+        start_w = linear_start(init_model, spec, labels, problem.n_features, params.bias)
 
     def one(col):
         i, c_pos, c_neg = tasks[col]
@@ -84,10 +102,31 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
         if callback is not None:
             cb = (lambda it, info, _i=i: callback(_i, it, info))
         init_w = None
-        if params.init_w is not None:
-            init_w = np.asarray(params.init_w)
+        p = params
+        if start_w is not None:
+            init_w = np.asarray(start_w)
             init_w = init_w[:, col] if init_w.ndim == 2 else init_w
-        res = fit(indptr, indices, data, yb, n_cols, c_pos, c_neg, params, init_w=init_w,
+        if init_model is not None and spec.warm_start == "alpha" and \
+                params.dcd.warm_start == "cold":
+            init_w = None          # measured: the dual solvers gain nothing from a model's w
+        elif init_model is not None and spec.warm_start == "alpha":
+            # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
+            from svmtool.solvers.warm import dual_start
+
+            margins = yb * _row_dots(indptr, indices, data, init_w)
+
+            def rebuild(v):
+                u = np.bincount(indices[indptr[0]:indptr[-1]], minlength=n_cols,
+                                weights=data[indptr[0]:indptr[-1]] * np.repeat(
+                                    v, np.diff(np.asarray(indptr, dtype=np.int64))))
+                return float(u @ u)
+
+            alpha = dual_start(margins, yb, np.where(yb > 0, c_pos, c_neg),
+                               dict(spec.kwargs).get("loss", "l2"), params.dcd.warm_start,
+                               rebuild)
+            p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
+            init_w = None
+        res = fit(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=init_w,
                   callback=cb)
         if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
             # LIBLINEAR's rescue of -s 1 at its iteration cap: go on with -s 2 from its w
@@ -118,6 +157,17 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, **kwar
     model.report = {"solver": spec.name, "train_time": elapsed, "classes": reports,
                     "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
     return model
+
+
+def _row_dots(indptr, indices, data, w):
+    """x_i'w of every CSR row, in numpy (no numba import for a small warm-started run)."""
+    n = len(indptr) - 1
+    start = int(indptr[0])
+    counts = np.diff(np.asarray(indptr, dtype=np.int64))
+    rows = np.repeat(np.arange(n), counts)
+    stop = int(indptr[-1])
+    vals = data[start:stop] * w[indices[start:stop]]
+    return np.bincount(rows, weights=vals, minlength=n)
 
 
 # below this many stored values a class takes a few milliseconds: threads would not pay

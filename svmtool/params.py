@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 LINE_SEARCHES = ("exact", "sorted", "gca2", "tca")
 DCD_ENGINES = ("auto", "jit", "python")
+DUAL_STARTS = ("margin", "scaled", "clipped", "cold")
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,17 @@ class DcdParams:
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
+    # the alpha --init-model's w gives (svmtool.solvers.warm.dual_start); measured on the
+    # nightly a9a scenario (benchmarks/warm_start.py) every variant lost to a cold start
+    # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
+    warm_start: str = "cold"
 
     def check(self) -> Optional[str]:
         if self.engine not in DCD_ENGINES:
             return f"dcd engine must be one of {', '.join(DCD_ENGINES)} (got {self.engine!r})"
+        if self.warm_start not in DUAL_STARTS:
+            return (f"dcd warm_start must be one of {', '.join(DUAL_STARTS)} "
+                    f"(got {self.warm_start!r})")
         return None
 
 
@@ -131,6 +139,10 @@ class TrainParams:
     threads: Optional[int] = None   # None: all cores
     perf_c: Optional[float] = None  # C in SVMperf's convention (ordinal: per pair)
     init_w: Any = field(default=None, compare=False, repr=False)   # primal warm start
+    time_limit: Optional[float] = None   # seconds for training; then the current/best point
+    deadline: Optional[float] = field(default=None, compare=False, repr=False)
+    # ^ time.monotonic() at which the solvers stop (set from time_limit by the API, or earlier
+    #   by a caller whose budget also covers reading the data)
     kernel: KernelParams = KernelParams()
     dcsvm: DcsvmParams = DcsvmParams()
     cp: CuttingPlaneParams = CuttingPlaneParams()
@@ -151,6 +163,8 @@ class TrainParams:
             return f"--threads must be at least 1 (got {self.threads})"
         if self.perf_c is not None and not self.perf_c > 0:
             return f"--perf-c must be > 0 (got {self.perf_c})"
+        if self.time_limit is not None and not self.time_limit > 0:
+            return f"--time-limit must be > 0 seconds (got {self.time_limit})"
         for group in (self.kernel, self.dcsvm, self.cp, self.dcd):
             msg = group.check()
             if msg:

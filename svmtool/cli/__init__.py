@@ -19,6 +19,7 @@ COMMANDS = {
     "train": ("svmtool.cli.train", "Train a model (LIBLINEAR-style options)."),
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
     "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
+    "info": ("svmtool.cli.info", "Describe a model file: format, classes, features, kernel."),
 }
 
 

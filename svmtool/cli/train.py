@@ -143,6 +143,28 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
               help="Model file format (default: LIBLINEAR's for linear models, SVMlight's for "
                    "ranking models, LIBSVM's for kernel models). svmlight: SVMperf's "
                    "single-vector linear model (two classes or ranking).")
+@click.option("--init-model", "init_model", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Warm start from this model (e.g. yesterday's): same classes, any order; new "
+                   "features start at 0.  Every solver family (see README, Retraining).")
+@click.option("--time-limit", "time_limit", type=float, default=None, metavar="SECONDS",
+              help="Stop training when this many seconds (from the start, reading included) are "
+                   "spent and write the current (OCAS: best) model, with a warning; exit 0.")
+@click.option("--wait", "wait", type=float, default=None, metavar="SECONDS",
+              help="If another svmtool is writing MODEL, wait up to this long for it (default: "
+                   "fail at once with exit status 75).")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Write a JSON record of the run (written atomically).")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE", help="Append the same record as one JSON line.")
+@click.option("--validate", "validate_file", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Score the new model (and the existing MODEL) on this data before publishing.")
+@click.option("--min-accuracy", "min_accuracy", type=float, default=None, metavar="PCT",
+              help="With --validate: publish only if the new model's accuracy is >= PCT.")
+@click.option("--max-drop", "max_drop", type=float, default=None, metavar="POINTS",
+              help="With --validate: publish only if the new model's accuracy is at most POINTS "
+                   "below the existing MODEL's.  A refused model exits 3, MODEL untouched.")
 @zero_based_option
 @quiet_option
 @click.pass_context
@@ -160,10 +182,12 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
 
     from svmtool.errors import InputError
 
+    t_command = time.monotonic()
     quiet = is_quiet(ctx, quiet)
     model_format = kernel_opts.pop("model_format", None)
     find_c = kernel_opts.pop("find_c", False)
     perf_c = kernel_opts.pop("perf_c", None)
+    retrain = {k: kernel_opts.pop(k) for k in RETRAIN_OPTIONS}
     if model_file is None and folds is None and not find_c:
         if train_file == "-":
             raise InputError("MODEL is needed when TRAIN is - (stdin)")
@@ -171,8 +195,36 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     # every option is checked before any data is read
     spec, params = _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng,
                               no_shrinking, threads, perf_c, model_format, kernel_opts)
+    _check_retrain(ctx, spec, retrain, folds, find_c, model_file)
+    if retrain["time_limit"] is not None:
+        # the budget counts from the start of the command: reading the data spends it too
+        params = replace(params, time_limit=retrain["time_limit"],
+                         deadline=t_command + retrain["time_limit"])
+    if folds is None and not find_c:
+        return _train_and_publish(ctx, spec, params, train_file, model_file, model_format,
+                                  retrain, zero_based, threads, perf_c, kernel_opts, quiet,
+                                  t_command)
 
     from svmtool import api
+
+    prob, params, _ = _read(ctx, spec, params, train_file, model_format, zero_based, threads,
+                            perf_c, kernel_opts, quiet)
+    if find_c:
+        _find_c(prob, params, folds, quiet)
+        return
+
+    import numpy as np
+
+    pred = api.cross_validate(prob, params, folds)
+    acc = 100.0 * float(np.mean(pred == prob.y))
+    click.echo(f"Cross Validation Accuracy = {acc:g}%", err=True)
+
+
+def _read(ctx, spec, params, train_file, model_format, zero_based, threads, perf_c, kernel_opts,
+          quiet):
+    """(problem, params, seconds): the training data, and params completed from it."""
+    import time
+
     from svmtool.io.svmlight import load_data
 
     if kernel_opts.get("test_file"):
@@ -196,22 +248,91 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     if perf_c is not None and spec.kind != "ranking":
         # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)
         params = replace(params, C=perf_c * 100.0 / max(prob.n_rows, 1))
+    return prob, params, t_read
 
-    if find_c:
-        _find_c(prob, params, folds, quiet)
-        return
 
-    if folds is not None:
+def _train_and_publish(ctx, spec, params, train_file, model_file, model_format, retrain,
+                       zero_based, threads, perf_c, kernel_opts, quiet, t_command):
+    """Train and write MODEL under its lock; with the retraining options, warm start, gate,
+    report and log (svmtool.cli.retrain)."""
+    import time
+
+    from svmtool.io.lock import LockBusy, locked
+
+    record_wanted = retrain["report_file"] is not None or retrain["log_file"] is not None
+    rec = None
+    if record_wanted:
+        from svmtool import __version__
+        from svmtool.cli.retrain import params_record
+
+        rec = {"svmtool": __version__, "argv": list(sys.argv), "pid": os.getpid(),
+               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "solver": spec.name,
+               "params": params_record(params), "data": {"path": train_file},
+               "init_model": retrain["init_model"], "model": {"path": model_file},
+               "status": "failed"}
+    try:
+        with locked(model_file, retrain["wait"]):
+            _publish(ctx, spec, params, train_file, model_file, model_format, retrain,
+                     zero_based, threads, perf_c, kernel_opts, quiet, t_command, rec)
+    except LockBusy as e:
+        if rec is not None:
+            rec["status"] = "busy"
+            rec["error"] = str(e)
+            _record(retrain, rec, t_command, report=False)
+        raise
+    except BaseException as e:
+        if rec is not None:
+            if rec["status"] == "failed":
+                rec["error"] = str(e) or type(e).__name__
+            _record(retrain, rec, t_command)
+        raise
+    if rec is not None:
+        _record(retrain, rec, t_command)
+
+
+def _record(retrain, rec, t_command, report=True):
+    import time
+
+    from svmtool.cli.retrain import append_log, peak_memory_bytes, write_report
+
+    rec.setdefault("times", {})["total"] = time.monotonic() - t_command
+    rec["peak_memory_bytes"] = peak_memory_bytes()
+    if report and retrain["report_file"] is not None:
+        write_report(retrain["report_file"], rec)
+    if retrain["log_file"] is not None:
+        append_log(retrain["log_file"], rec)
+
+
+def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, zero_based,
+             threads, perf_c, kernel_opts, quiet, t_command, rec):
+    import time
+
+    from svmtool import api
+
+    init_model = None
+    if retrain["init_model"] is not None:
+        init_model = api.load_model(retrain["init_model"])
+        init_model.report["source"] = retrain["init_model"]
+        from svmtool.solvers.warm import check_kind
+
+        check_kind(init_model, spec)
+    prob, params, t_read = _read(ctx, spec, params, train_file, model_format, zero_based,
+                                 threads, perf_c, kernel_opts, quiet)
+    if rec is not None:
         import numpy as np
 
-        pred = api.cross_validate(prob, params, folds)
-        acc = 100.0 * float(np.mean(pred == prob.y))
-        click.echo(f"Cross Validation Accuracy = {acc:g}%", err=True)
-        return
+        from svmtool.cli.retrain import file_facts
+
+        size, digest = file_facts(train_file)
+        rec["data"].update({"size": size, "sha256": digest, "n": prob.n_rows,
+                            "d": prob.n_features, "nnz": prob.nnz})
+        if spec.task != "ranking":
+            rec["data"]["classes"] = sorted(float(v) for v in np.unique(prob.y))
+        rec["times"] = {"read": t_read}
 
     callback, bar = _progress(ctx, quiet, spec.name)
     try:
-        model = api.train(prob, params, callback=callback)
+        model = api.train(prob, params, callback=callback, init_model=init_model)
     finally:
         if bar is not None:
             bar.close()
@@ -221,13 +342,102 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
             click.echo(line, err=True)
     if model_format == "svmlight" or model.report.get("model_format") == "svmlight":
         model.report.setdefault("n_train", prob.n_rows)
+    if rec is not None:
+        from svmtool.cli.retrain import stop_reason
+
+        rec["subproblems"] = model.report["classes"]
+        reasons = [stop_reason(r) for r in model.report["classes"]]
+        rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
+        rec["times"]["solve"] = model.report["train_time"]
+        if init_model is not None:
+            rec["warm_start"] = type(init_model).__name__
+    if retrain["validate_file"] is not None:
+        _validate(ctx, spec, model, model_file, retrain, zero_based, quiet, rec)
+    t0 = time.perf_counter()
     api.save_model(model, model_file, model_format)
+    if rec is not None:
+        from svmtool.cli.retrain import file_facts
+
+        rec["times"]["write"] = time.perf_counter() - t0
+        rec["model"]["sha256"] = file_facts(model_file)[1]
+        rec["status"] = "published"
+
+
+def _validate(ctx, spec, model, model_file, retrain, zero_based, quiet, rec):
+    """Score the new model and the published one on --validate; GateRefused (exit 3) if the
+    new one fails --min-accuracy or --max-drop.  Nothing is written before this returns."""
+    from svmtool import api
+    from svmtool.cli.retrain import GateRefused, gate, metric_of, score
+    from svmtool.io.lock import lockable
+    from svmtool.io.svmlight import load_data
+
+    metric = metric_of(spec)
+    val = load_data(retrain["validate_file"], zero_based=zero_based)
+    new_score = score(model, val, metric)
+    old_score = None
+    old_note = None
+    if model_file != "-" and lockable(model_file) and os.path.exists(model_file):
+        try:
+            old_score = score(api.load_model(model_file), val, metric)
+        except Exception as e:         # an unreadable old model: no comparison, say why
+            old_note = f"the published model could not be scored: {e}"
+            click.echo(f"svmtool: warning: {old_note}", err=True)
+    result = {"file": retrain["validate_file"], "metric": metric, "new": new_score,
+              "old": old_score}
+    if old_note:
+        result["note"] = old_note
+    unit = "" if metric == "mse" else "%"
+    old_text = "" if old_score is None else f", published model {old_score:.4f}{unit}"
+    info(ctx, f"validation {metric}: new model {new_score:.4f}{unit}{old_text}", quiet)
+    reason = gate(new_score, old_score, metric, retrain["min_accuracy"], retrain["max_drop"])
+    result["passed"] = reason is None
+    if rec is not None:
+        rec["validation"] = result
+    if reason is not None:
+        if rec is not None:
+            rec["status"] = "refused"
+            rec["error"] = f"validation gate: {reason}"
+        raise GateRefused(f"validation gate: {reason}; {model_file} left as it was")
 
 
 def _given(ctx, name):
     """Whether option ``name`` (a parameter name) was given on the command line."""
     src = ctx.get_parameter_source(name)
     return src is not None and src != ParameterSource.DEFAULT
+
+
+RETRAIN_OPTIONS = ("init_model", "time_limit", "wait", "report_file", "log_file",
+                   "validate_file", "min_accuracy", "max_drop")
+
+
+def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
+    """The retraining options' combinations, before any data is read: ParameterError if wrong."""
+    flag = {"init_model": "--init-model", "time_limit": "--time-limit", "wait": "--wait",
+            "report_file": "--report", "log_file": "--log", "validate_file": "--validate",
+            "min_accuracy": "--min-accuracy", "max_drop": "--max-drop"}
+    given = [flag[k] for k in RETRAIN_OPTIONS if opts[k] is not None]
+    if given and (folds is not None or find_c):
+        raise ParameterError(f"{', '.join(given)}: only for training a model, not with "
+                             f"{'-C' if find_c else '-v'}")
+    if opts["init_model"] is not None and not spec.warm_start:
+        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    for k in ("min_accuracy", "max_drop"):
+        if opts[k] is not None and opts["validate_file"] is None:
+            raise ParameterError(f"{flag[k]} needs --validate FILE")
+    if opts["min_accuracy"] is not None and not 0.0 <= opts["min_accuracy"] <= 100.0:
+        raise ParameterError(f"--min-accuracy must be between 0 and 100 (got "
+                             f"{opts['min_accuracy']:g})")
+    if opts["max_drop"] is not None and not opts["max_drop"] >= 0.0:
+        raise ParameterError(f"--max-drop must be >= 0 (got {opts['max_drop']:g})")
+    if opts["max_drop"] is not None and model_file == "-":
+        raise ParameterError("--max-drop compares with the published MODEL: MODEL cannot be -")
+    if opts["wait"] is not None and not opts["wait"] >= 0.0:
+        raise ParameterError(f"--wait must be >= 0 seconds (got {opts['wait']:g})")
+    if opts["time_limit"] is not None and not opts["time_limit"] > 0.0:
+        raise ParameterError(f"--time-limit must be > 0 seconds (got {opts['time_limit']:g})")
+    if opts["init_model"] is not None and spec.name == "dcsvm" and ctx.params.get("early"):
+        raise ParameterError("--init-model cannot start an --early model (it starts -s dcsvm "
+                             "without --early)")
 
 
 def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng, no_shrinking,

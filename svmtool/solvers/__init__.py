@@ -60,6 +60,29 @@ class SolverResult:
         return r
 
 
+# -- time budgets (--time-limit) ------------------------------------------------------------------
+# A solver checks ``time_up(deadline)`` at its outer-iteration boundaries and, when the budget is
+# spent, returns its current point (OCAS: its best point) with converged=False,
+# extra["stopped"] = STOPPED_TIME and extra["warning"] = time_limit_warning(...), the path the
+# iteration cap takes.
+
+STOPPED_TIME = "time limit"
+
+
+def time_up(deadline) -> bool:
+    """Whether the ``time.monotonic()`` deadline (None: no budget) has passed."""
+    if deadline is None:
+        return False
+    import time
+
+    return time.monotonic() >= deadline
+
+
+def time_limit_warning(name, iterations, what="the current point"):
+    return (f"{name} stopped by the time limit after {iterations} iterations, before its "
+            f"stopping rule was met; the model is {what}")
+
+
 @dataclass(frozen=True)
 class SolverSpec:
     name: str                     # svmtool's name, e.g. "dcd-l2"

@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.qp import WorkingSet
 
 DEFAULT_EPS = 0.001
@@ -94,7 +94,7 @@ def check_binary(indptr, y, C_pos, C_neg):
     return y
 
 
-def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50):
+def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50, deadline=None):
     """Joachims' Algorithm 1 over any risk adapter (binary hinge, ordinal pairs)."""
     t_start = time.perf_counter()
     oracle = risk.oracle
@@ -112,6 +112,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50)
     model = 0.0
     t_qp = 0.0
     converged = False
+    stopped = None
     it = 0
     primal = np.inf
     violation = np.inf
@@ -128,6 +129,9 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50)
             converged = True
             break
         if it >= max_iter:
+            break
+        if it > 0 and time_up(deadline):
+            stopped = STOPPED_TIME
             break
         it += 1
         ws.add(a, b)
@@ -155,10 +159,12 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50)
         "time_line_search": 0.0,
         "time_other": total - t_pass - t_qp,
         "solve_time": total,
-        "warning": None if converged else (
+        "warning": None if converged else time_limit_warning("cp", it) if stopped else (
             f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
             f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
     }
+    if stopped:
+        extra["stopped"] = stopped
     return SolverResult(w=w, iterations=it, primal=primal, gap=primal - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)
@@ -173,4 +179,4 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
     inactive = int(params.cp.inactive_limit)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                    inactive_limit=inactive)
+                    inactive_limit=inactive, deadline=params.deadline)

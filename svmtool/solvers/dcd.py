@@ -87,7 +87,7 @@ import time
 
 import numpy as np
 
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
 DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
@@ -281,7 +281,11 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     fstate = np.array([np.inf, -np.inf, 0.0])
     istate = np.array([n_rows, 0, 0], dtype=np.int64)
     hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
-    budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None else 2**63)
+    deadline = params.deadline
+    # a callback or a deadline needs the loop back between outer iterations now and then
+    budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None or deadline is not None
+                       else 2**63)
+    out_of_time = False
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
     # plain Python while the problem is small and the process-wide budget lasts (auto), then
@@ -324,6 +328,9 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                     })
             if istate[2] or istate[1] >= max_iter or done == 0:
                 break
+            if time_up(deadline):
+                out_of_time = True
+                break
     else:
         istate[2] = 1
     if small and "svmtool.solvers._dcd_jit" in sys.modules:
@@ -345,7 +352,11 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     dual = -f_alpha
     warning = None
     fallback = None
-    if not converged:
+    if out_of_time:
+        # the current point, as at the cap, but no rescue by Newton: the budget is spent
+        warning = time_limit_warning("dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)",
+                                     iterations)
+    elif not converged:
         solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
         warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
                    f"the stopping tolerance eps={eps:g} was met (violation "
@@ -368,6 +379,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         "eps": eps,
         "max_iter": max_iter,
     }
+    if out_of_time:
+        extra["stopped"] = STOPPED_TIME
     return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - dual,
                         gap_kind="duality gap", converged=converged, dual=dual,
                         n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)

@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, n_threads
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.ops.rows import take_rows
 from svmtool.solvers.kernel_cd import solve
 from svmtool.solvers.kmeans import two_step
@@ -77,7 +77,14 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     if n < DC_MIN_ROWS:
         levels = 0          # too small to divide: the plain solver (one cluster if --early)
     t_start = time.perf_counter()
+    deadline = params.deadline
+    stopped = None
     alpha = np.zeros(n) if init_alpha is None else np.clip(init_alpha, 0.0, C).astype(np.float64)
+    warm = bool(np.any(alpha > 0))
+    if warm and early is None:
+        # a warm start (the support vectors of an earlier model): its alpha is already close,
+        # dividing again would only undo it; refine on its support vectors, then conquer
+        levels = 0
     stats = []
     level_models = {}
     early_model = None
@@ -105,7 +112,8 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
             if len(rows) == 0:
                 return rows, None
             r = solve(take_rows(X, rows), y[rows], C[rows], kernel, eps=level_eps,
-                      init_alpha=alpha[rows], shrinking=shrinking, cache_mb=sub_mb, threads=1)
+                      init_alpha=alpha[rows], shrinking=shrinking, cache_mb=sub_mb, threads=1,
+                      deadline=deadline)
             return rows, r
 
         order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
@@ -128,6 +136,11 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
               "objective": obj, "steps": steps}
         stats.append(st)
         last_cl = cl
+        if time_up(deadline):
+            # the budget is spent: the levels done so far, as an early-prediction model
+            stopped = STOPPED_TIME
+            early_model = local_pair(X, y, alpha, cl, kernel)
+            break
         if keep_levels or (early is not None and l <= early):
             lp = local_pair(X, y, alpha, cl, kernel)
             if keep_levels:
@@ -141,13 +154,18 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     if early_model is not None:
         res = SolverResult(w=np.zeros(0), iterations=sum(s["steps"] for s in stats),
                            primal=float("nan"), gap=float("nan"), gap_kind="max PG violation",
-                           converged=True, dual=stats[-1]["objective"],
+                           converged=stopped is None, dual=stats[-1]["objective"],
                            n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha,
                            extra={"levels": stats, "early_model": early_model,
                                   "early_level": stats[-1]["level"],
                                   "solve_time": time.perf_counter() - t_start})
         if keep_levels:
             res.extra["level_models"] = level_models
+        if stopped:
+            res.extra["stopped"] = stopped
+            res.extra["warning"] = time_limit_warning(
+                "dcsvm", res.iterations, f"the early-prediction model of level "
+                f"{stats[-1]['level']}")
         return res
     if early is not None and not stats:
         res = solve(X, y, C, kernel, eps=eps, shrinking=shrinking, cache_mb=cache_mb,
@@ -165,12 +183,12 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
         return res
     # refine on the support vectors of the last level, then conquer
     sv = np.flatnonzero(alpha > 0)
-    if stats and 0 < len(sv) < n:
+    if (stats or warm) and 0 < len(sv) < n:
         if callback is not None:
             callback(0, {"level": "refine", "stage": "training"})
         t0 = time.perf_counter()
         r = solve(take_rows(X, sv), y[sv], C[sv], kernel, eps=eps, init_alpha=alpha[sv],
-                  shrinking=shrinking, cache_mb=cache_mb, threads=threads)
+                  shrinking=shrinking, cache_mb=cache_mb, threads=threads, deadline=deadline)
         alpha[sv] = r.alpha
         stats.append({"level": "refine", "clusters": 1, "cluster_time": 0.0,
                       "train_time": time.perf_counter() - t0,
@@ -184,7 +202,7 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
         top_cb = (lambda it, info: callback(it, dict(info, level=0)))
     res = solve(X, y, C, kernel, eps=eps, init_alpha=alpha if stats or init_alpha is not None
                 else None, shrinking=shrinking, cache_mb=cache_mb, max_steps=params.max_iter,
-                threads=threads, callback=top_cb)
+                threads=threads, callback=top_cb, deadline=deadline)
     stats.append({"level": 0, "clusters": 1, "cluster_time": 0.0,
                   "train_time": time.perf_counter() - t0, "n_sv": int(res.n_sv),
                   "objective": res.dual, "steps": res.iterations})

@@ -66,7 +66,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers._kernel_cd_jit import (_COUNTER, _FRESH, _MISSES, _N_ACT, _STEPS, _cd_run,
                                             _diag)
 
@@ -95,7 +95,7 @@ def objectives(alpha, G, C):
 
 def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, shrinking=True,
           cache_mb=DEFAULT_CACHE_MB, max_steps=None, threads=None, callback=None,
-          chunk_steps=1000):
+          chunk_steps=1000, deadline=None):
     """Solve the bias-free kernel SVM dual on the rows of X; returns a SolverResult.
 
     ``y`` in {-1, +1}; ``C`` a scalar or per-row array of upper bounds.
@@ -119,6 +119,7 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     max_steps = max(10_000_000, 100 * n) if max_steps is None else int(max_steps)
     stats = {"steps": 0, "misses": 0}
     converged = False
+    stopped = None
     unshrinks = 0
     maxviol = 0.0
     # a warm start's gradient is already informative: shrink at the first step
@@ -127,13 +128,14 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
         # after MAX_UNSHRINKS rebuilds the remaining steps are few: no more shrinking
         status, active, maxviol = _iterate(
             X, y, C, qd, iqd, alpha, G, kernel, eps, bool(shrinking) and unshrinks < MAX_UNSHRINKS,
-            cache_mb, max_steps, stats, callback, counter, chunk_steps)
+            cache_mb, max_steps, stats, callback, counter, chunk_steps, deadline)
         if status == 1 and len(active) == n:
             converged = True
             break
         _rebuild(X, y, alpha, G, kernel, active, threads, cache_mb, ref)
         ref = (alpha.copy(), G.copy())
         if status != 1:
+            stopped = STOPPED_TIME if status == 2 else None
             break
         unshrinks += 1
         counter = UNSHRINK_COUNTER
@@ -151,7 +153,10 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
                "compactions": int(stats.get("compactions", 0)),
                "solve_time": time.perf_counter() - t0,
                "warning": None if converged else
+               time_limit_warning("the kernel solver", int(stats["steps"])) if stopped else
                f"reaching the maximal number of steps ({max_steps}) before |PG| <= {eps:g}"})
+    if stopped:
+        res.extra["stopped"] = stopped
     res.extra["gradient"] = G
     return res
 
@@ -177,9 +182,10 @@ COMPACT_MIN_ROWS = 2000
 
 
 def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_steps, stats,
-             callback, counter, chunk_steps):
+             callback, counter, chunk_steps, deadline=None):
     """CD steps on these rows (G exact for all of them) until the active rows meet eps (status
-    1) or the step budget is spent (0).  Returns (status, rows whose G is exact, max violation).
+    1), the step budget is spent (0) or the deadline has passed (2, checked between chunks).
+    Returns (status, rows whose G is exact, max violation).
     """
     n = len(y)
     args = kernel.args()
@@ -203,6 +209,8 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
         budget = min(chunk_steps, max_steps - stats["steps"])
         if budget <= 0:
             return 0, act[:istate[_N_ACT]].copy(), float(fstate[0])
+        if istate[_STEPS] > 0 and time_up(deadline):
+            return 2, act[:istate[_N_ACT]].copy(), float(fstate[0])
         before, miss_before = int(istate[_STEPS]), int(istate[_MISSES])
         # the active rows as unsigned indices: no negative-index wrap-around code in the passes
         status = _cd_run(X.indptr, X.indices, X.data, X.sq, dense, denseT, use_dense, y, C, qd,
@@ -223,7 +231,7 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
             a_sub, g_sub = alpha[A].copy(), G[A].copy()
             status, act_sub, mv = _iterate(
                 take_rows(X, A), y[A], C[A], qd[A], iqd[A], a_sub, g_sub, kernel, eps, True,
-                cache_mb, max_steps, stats, callback, 1, chunk_steps)
+                cache_mb, max_steps, stats, callback, 1, chunk_steps, deadline)
             alpha[A] = a_sub
             G[A[act_sub]] = g_sub[act_sub]
             return status, A[act_sub], mv
@@ -262,4 +270,5 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     """Binary fit used by the one-vs-one driver: the plain exact solver."""
     return solve(X, y, C, kernel, eps=params.eps, init_alpha=init_alpha,
                  shrinking=params.shrinking, cache_mb=float(params.kernel.cache_mb),
-                 max_steps=params.max_iter, threads=params.threads, callback=callback)
+                 max_steps=params.max_iter, threads=params.threads, callback=callback,
+                 deadline=params.deadline)

@@ -88,12 +88,12 @@ def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, c
                      mu0_patience=int(_opt(params, "mu0_patience", 5)),
                      mu0_step=float(_opt(params, "mu0_step", 0.02)),
                      inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                     name=f"ocas-mc ({ls})")
+                     name=f"ocas-mc ({ls})", deadline=params.deadline)
     res.w = res.w.reshape(n_features, K)
     return res
 
 
-def train_multiclass(problem, params, spec, callback=None):
+def train_multiclass(problem, params, spec, callback=None, init_model=None):
     """The API's path for kind "multiclass": one solve over every class, an MCSVM_CS model."""
     import time
 
@@ -110,6 +110,10 @@ def train_multiclass(problem, params, spec, callback=None):
     if callback is not None:
         cb = (lambda it, info: callback(0, it, info))
     init_w = params.init_w
+    if init_model is not None:
+        from svmtool.solvers.warm import linear_start
+
+        init_w = linear_start(init_model, spec, labels, problem.n_features, params.bias)
     t0 = time.perf_counter()
     res = fit_fn(indptr, indices, data, np.asarray(cls), n_cols, weighted_c, params,
                  init_w=init_w, callback=cb)

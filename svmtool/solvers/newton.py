@@ -52,7 +52,7 @@ import time
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
 DEFAULT_EPS = 0.01            # LIBLINEAR's default -e for -s 0 and -s 2
 DEFAULT_MAX_ITER = 1000       # LIBLINEAR's NEWTON max_iter
@@ -265,6 +265,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     cg_total = 0
     ls_total = 0
     warning = None
+    stopped = None
     converged = gnorm <= tol * gnorm0
     t_loop = time.perf_counter()
     while not converged and it < max_iter:
@@ -326,6 +327,10 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
             warning = ("the objective no longer decreases (relative change <= 1e-12) before "
                        "the gradient rule was met")
             break
+        if time_up(params.deadline):
+            stopped = STOPPED_TIME
+            warning = time_limit_warning("newton" if loss == "l2" else "lr", it)
+            break
     if not converged and warning is None:
         warning = (f"reached the maximum number of Newton iterations ({max_iter}) before the "
                    f"stopping tolerance eps={eps:g} was met")
@@ -350,6 +355,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         "max_iter": max_iter,
         "loss": loss,
     }
+    if stopped:
+        extra["stopped"] = stopped
     return SolverResult(w=w, iterations=it, primal=float(primal), gap=rel,
                         gap_kind="relative gradient norm", converged=bool(converged),
                         extra=extra)

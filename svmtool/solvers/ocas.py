@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.solvers import SolverResult
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
 from svmtool.solvers.linesearch import make_search
 from svmtool.solvers.qp import WorkingSet
@@ -52,7 +52,7 @@ def _opt(params, key, default):
 
 def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=0.0,
                mu0_guard=True, mu0_patience=5, mu0_step=0.02, inactive_limit=50,
-               name="ocas"):
+               name="ocas", deadline=None):
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
@@ -74,6 +74,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     evals = 0
     mu_zero = forced = zero_run = 0
     converged = False
+    stopped = None
     it = 0
     while True:
         it += 1
@@ -91,6 +92,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
             break
         if it > max_iter:
             it -= 1
+            break
+        if it > 1 and time_up(deadline):
+            it -= 1
+            stopped = STOPPED_TIME
             break
         zt = risk.scores(wt)
         tl = time.perf_counter()
@@ -144,10 +149,13 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         "time_line_search": t_ls,
         "time_other": total - t_pass - t_qp - t_ls,
         "solve_time": total,
-        "warning": None if converged else (
+        "warning": None if converged else time_limit_warning(
+            name, it, "the best point found") if stopped else (
             f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
             f"gap eps={eps:g} was met; raise --max-iter or -e"),
     }
+    if stopped:
+        extra["stopped"] = stopped
     return SolverResult(w=best_w, iterations=it, primal=best_F, gap=best_F - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)
@@ -169,4 +177,4 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                       mu0_patience=int(_opt(params, "mu0_patience", 5)),
                       mu0_step=float(_opt(params, "mu0_step", 0.02)),
                       inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                      name=f"ocas ({ls})")
+                      name=f"ocas ({ls})", deadline=params.deadline)

@@ -151,13 +151,13 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
                                                           "(within each query) is the same"})
     inactive = int(params.cp.inactive_limit)
     res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                   inactive_limit=inactive)
+                   inactive_limit=inactive, deadline=params.deadline)
     res.extra["pairs"] = risk.m
     res.extra["C_pair"] = risk.C
     return res
 
 
-def train_ranking(problem, params, spec, callback=None):
+def train_ranking(problem, params, spec, callback=None, init_model=None):
     """The API's ranking path: a :class:`LinearModel` that scores rows (no labels, no bias).
 
     The model's ``solver_type`` is a LIBLINEAR regression type so that LIBLINEAR-format readers
@@ -173,6 +173,10 @@ def train_ranking(problem, params, spec, callback=None):
         cb = (lambda it, info: callback(0, it, info))
     t0 = time.perf_counter()
     init_w = params.init_w
+    if init_model is not None:
+        from svmtool.solvers.warm import linear_start
+
+        init_w = linear_start(init_model, spec, None, problem.n_features, -1.0)
     res = fit_fn(problem.indptr, problem.indices, problem.data, problem.y, problem.qid,
                  problem.n_features, params.C, params, init_w=init_w, callback=cb)
     elapsed = time.perf_counter() - t0

@@ -39,7 +39,7 @@ def kernel_of(params, n_features) -> Kernel:
 # ------------------------------------------------------------------------------------------------
 # one-vs-one driver (LIBSVM's svm_train for C-SVC), returns a KernelModel
 
-def train_ovo(problem, params, spec, callback=None):
+def train_ovo(problem, params, spec, callback=None, init_model=None):
     """Train every pair of classes with the binary kernel solver of ``spec``; a KernelModel.
 
     Labels are grouped as LIBSVM groups them (first appearance; +1 first in a {-1,+1} problem).
@@ -69,6 +69,12 @@ def train_ovo(problem, params, spec, callback=None):
             _level_accuracy(model, model.report["levels"], None, labels, model.kernel,
                             problem.n_features, dp.test)
         return model
+    warm = None
+    if init_model is not None:
+        # rows equal to an old support vector start from its alpha (svmtool.solvers.warm)
+        from svmtool.solvers.warm import KernelStart
+
+        warm = KernelStart(init_model, labels)
     members = [np.flatnonzero(cls == c) for c in range(K)]
     nonzero = [np.zeros(len(m), dtype=bool) for m in members]
     coef_parts = {}          # (class, pair index) -> coefficients over that class's rows
@@ -94,7 +100,11 @@ def train_ovo(problem, params, spec, callback=None):
         cb = None
         if callback is not None:
             cb = (lambda it, info, _p=q: callback(_p, it, info))
+        init_alpha = None
+        if warm is not None:
+            init_alpha = warm.pair_alpha(X, members[i], members[j], i, j)
         return fit_fn(take_rows(X, rows), yb, Cv, kernel, pair_params, callback=cb,
+                      init_alpha=init_alpha,
                       context={"pair": (i, j), "labels": (labels[i], labels[j])})
 
     if n_thr > 1:

@@ -1,0 +1,102 @@
+"""``svmtool info MODEL [--json]``: what a model file is, in any format svmtool reads."""
+
+import click
+
+from svmtool.cli.common import quiet_option
+
+
+def describe(path):
+    """A dict describing the model file at ``path`` (format, type, classes, features, ...)."""
+    import numpy as np
+
+    from svmtool.io.model_io import load_model, model_format
+    from svmtool.io.model_text import decode, read_bytes
+
+    if path == "-":
+        import tempfile
+
+        raw, _ = read_bytes(path)
+        with tempfile.NamedTemporaryFile(suffix=".model") as tmp:
+            tmp.write(raw)
+            tmp.flush()
+            model = load_model(tmp.name)
+        name = "<stdin>"
+    else:
+        model = load_model(path)
+        raw, name = read_bytes(path)
+    text = decode(raw, name)
+    fmt = model_format(text)
+    out = {"file": path, "format": fmt, "size": len(raw)}
+    kind = type(model).__name__
+    labels = getattr(model, "labels", None)
+    if labels is not None:
+        out["classes"] = len(labels)
+        out["labels"] = [float(v) for v in np.asarray(labels).reshape(-1)]
+    out["features"] = int(model.nr_feature)
+    if kind == "LinearModel":
+        out["model"] = "linear"
+        out["solver_type"] = model.solver_type
+        ranking = model.labels is None or (model.report or {}).get("model_format") == "svmlight"
+        if model.is_regression():
+            out["task"] = "regression"
+        elif model.is_oneclass():
+            out["task"] = "one-class"
+        else:
+            out["task"] = "classification" if not ranking or labels is not None else "ranking"
+        out["bias"] = float(model.bias)
+        w = np.asarray(model.w)
+        out["weight_vectors"] = int(w.shape[1])
+        feat = w[:model.nr_feature]
+        out["nonzero_weights"] = int(np.count_nonzero(feat))
+        out["features_used"] = int(np.count_nonzero(np.any(feat != 0, axis=1)))
+        return out
+    kernel = model.kernel
+    out["kernel"] = {"type": kernel.name, "gamma": float(kernel.gamma),
+                     "coef0": float(kernel.coef0), "degree": int(kernel.degree)}
+    if kind == "KernelModel":
+        out["model"] = "kernel"
+        out["svm_type"] = model.svm_type
+        out["support_vectors"] = int(model.total_sv)
+        if model.nr_sv is not None:
+            out["support_vectors_per_class"] = [int(v) for v in model.nr_sv]
+        out["rho"] = [float(v) for v in model.rho]
+        return out
+    out["model"] = "early"
+    out["level"] = int(model.level) if not isinstance(model.level, str) else model.level
+    if model.shared is not None:
+        out["clusters"] = int(model.shared.nr_cluster)
+    else:
+        out["pairs"] = len(model.pairs)
+        out["clusters"] = [int(p.nr_cluster) for p in model.pairs]
+        out["support_vectors"] = int(sum(p.svs.n_rows for p in model.pairs))
+    return out
+
+
+def text_lines(d):
+    lines = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            v = ", ".join(f"{a} {b:g}" if isinstance(b, float) else f"{a} {b}"
+                          for a, b in v.items())
+        elif isinstance(v, list):
+            v = " ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+        elif isinstance(v, float):
+            v = f"{v:g}"
+        lines.append(f"{k.replace('_', ' ')}: {v}")
+    return lines
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("model_file", metavar="MODEL")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text lines.")
+@quiet_option
+def command(model_file, as_json, quiet):
+    """Describe MODEL: format, solver type, classes, features, bias, kernel, support vectors,
+    non-zero weights, file size.  Reads every model format svmtool reads; - for stdin."""
+    d = describe(model_file)
+    if as_json:
+        import json
+
+        click.echo(json.dumps(d))
+    else:
+        click.echo("\n".join(text_lines(d)))
