@@ -153,6 +153,13 @@ register(SolverSpec(
     problem="L2-loss SVM", method="primal Newton-CG (LIBLINEAR -s 2)",
     eps_means="relative gradient norm", loss="squared hinge", options=("bias_reg",),
     warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "lr-dual", 7, "L2R_LR_DUAL", "svmtool.solvers.lr_dual", "fit", (), 0.1,
+    "L2-regularised logistic regression, dual coordinate descent (LIBLINEAR -s 7, Yu, Huang & "
+    "Lin 2011); falls back to lr at its iteration cap, as LIBLINEAR",
+    problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
+    eps_means="max |dual gradient|", loss="logistic", options=("dcd",),
+    threads="one-vs-rest classes"))
 
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
