@@ -160,6 +160,19 @@ register(SolverSpec(
     problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
     eps_means="max |dual gradient|", loss="logistic", options=("dcd",),
     threads="one-vs-rest classes"))
+register(SolverSpec(
+    "l1r-l2", 5, "L1R_L2LOSS_SVC", "svmtool.solvers.l1r_svc", "fit", (), 0.01,
+    "L1-regularised L2-loss SVM, coordinate descent with Newton directions and shrinking "
+    "(LIBLINEAR -s 5, Yuan, Chang, Hsieh & Lin 2010)",
+    problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
+    eps_means="relative subgradient 1-norm", loss="squared hinge", regulariser="L1",
+    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+register(SolverSpec(
+    "l1r-lr", 6, "L1R_LR", "svmtool.solvers.l1r_lr", "fit", (), 0.01,
+    "L1-regularised logistic regression, newGLMNET (LIBLINEAR -s 6, Yuan, Ho & Lin 2012)",
+    problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
+    eps_means="relative subgradient 1-norm", loss="logistic", regulariser="L1",
+    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
 
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
