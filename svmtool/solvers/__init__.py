@@ -203,6 +203,14 @@ register(SolverSpec(
     problem="L1-loss SVR", method="dual CD (LIBLINEAR -s 13)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
     loss="eps-insensitive", options=("svr",), model_formats=("liblinear",)))
+register(SolverSpec(
+    "one-class", 21, "ONECLASS_SVM", "svmtool.solvers.oneclass", "fit", (), 0.01,
+    "linear one-class SVM (nu, -n), two-level dual coordinate descent (LIBLINEAR -s 21, Chou et "
+    "al. 2020); rho in the model",
+    kind="single", driver="svmtool.solvers.single:train_single",
+    problem="one-class SVM", method="two-level dual CD (LIBLINEAR -s 21)",
+    eps_means="max dual violation", task="one-class", loss="hinge",
+    options=("oneclass",), model_formats=("liblinear",)))
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 register(SolverSpec(
