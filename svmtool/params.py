@@ -7,7 +7,11 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`DcsvmParams` -- DC-SVM's levels, clustering and early-prediction model;
 * :class:`CuttingPlaneParams` -- the cutting-plane family (cp, ocas, gca2, tca, ocas-mc,
   ordinal): OCAS's line search and stopping options, the working-set limit;
-* :class:`DcdParams` -- dual coordinate descent's warm start and engine choice (API only).
+* :class:`DcdParams` -- dual coordinate descent's warm start and engine choice (API only);
+* :class:`SvrParams` -- the width ``p`` of the insensitive tube of -s 11, 12, 13 (LIBLINEAR's -p);
+* :class:`OneClassParams` -- ``nu`` of the one-class SVM -s 21 (LIBLINEAR's -n);
+* :class:`BiasRegParams` -- LIBLINEAR's -R: leave the bias weight out of the regulariser
+  (-s 0, 2, 5, 6, 11, with -B 1).
 
 :meth:`TrainParams.check` checks all of them and returns one message naming the option that is
 wrong; nothing else checks option values.  Which options a solver reads is said by its registry
@@ -126,6 +130,34 @@ class DcdParams:
 
 
 @dataclass(frozen=True)
+class SvrParams:
+    p: float = 0.1                  # LIBLINEAR's -p: no loss while |w'x_i - y_i| <= p
+
+    def check(self) -> Optional[str]:
+        if not self.p >= 0:
+            return f"-p (the SVR tube's width epsilon) must be >= 0 (got {self.p})"
+        return None
+
+
+@dataclass(frozen=True)
+class OneClassParams:
+    nu: float = 0.5                 # LIBLINEAR's -n: the fraction nu of (bounded) support vectors
+
+    def check(self) -> Optional[str]:
+        if not 0 < self.nu <= 1:
+            return f"-n (nu of the one-class SVM) must be in (0, 1] (got {self.nu})"
+        return None
+
+
+@dataclass(frozen=True)
+class BiasRegParams:
+    regularize: bool = True         # False: LIBLINEAR's -R, the bias weight is not regularised
+
+    def check(self) -> Optional[str]:
+        return None
+
+
+@dataclass(frozen=True)
 class TrainParams:
     solver: str = "dcd-l2"          # a name or number from svmtool.solvers.REGISTRY
     C: float = 1.0                  # LIBLINEAR's C: 1/2 w'w + C sum(loss_i)
@@ -147,6 +179,9 @@ class TrainParams:
     dcsvm: DcsvmParams = DcsvmParams()
     cp: CuttingPlaneParams = CuttingPlaneParams()
     dcd: DcdParams = DcdParams()
+    svr: SvrParams = SvrParams()
+    oneclass: OneClassParams = OneClassParams()
+    bias_reg: BiasRegParams = BiasRegParams()
 
     def check(self) -> Optional[str]:
         """Return a message naming what is wrong, or None."""
@@ -165,10 +200,13 @@ class TrainParams:
             return f"--perf-c must be > 0 (got {self.perf_c})"
         if self.time_limit is not None and not self.time_limit > 0:
             return f"--time-limit must be > 0 seconds (got {self.time_limit})"
-        for group in (self.kernel, self.dcsvm, self.cp, self.dcd):
+        for group in (self.kernel, self.dcsvm, self.cp, self.dcd, self.svr, self.oneclass,
+                      self.bias_reg):
             msg = group.check()
             if msg:
                 return msg
+        if not self.bias_reg.regularize and self.bias != 1.0:
+            return "-R (an unregularised bias) needs -B 1, as in LIBLINEAR"
         return None
 
 

@@ -38,7 +38,7 @@ def test_every_key_resolves_to_one_spec_with_a_complete_description():
     for key, spec in REGISTRY.items():
         assert get_spec(key) is spec
         assert spec.problem and spec.method and spec.eps_means and spec.default_eps > 0
-        assert spec.kind in ("binary", "multiclass", "ranking", "kernel")
+        assert spec.kind in ("binary", "multiclass", "ranking", "kernel", "single")
         assert bool(spec.driver) == (spec.kind != "binary")
         assert spec.warm_start in ("", "w", "alpha")
         assert spec.model_formats
@@ -46,6 +46,8 @@ def test_every_key_resolves_to_one_spec_with_a_complete_description():
     assert get_spec("1").name == "dcd-l2" and get_spec("3").name == "dcd-l1"
     assert get_spec("0").name == "lr" and get_spec("2").name == "newton"
     assert get_spec("4").name == "ocas-mc"
+    assert get_spec("11").name == "svr-l2" and get_spec("12").name == "svr-l2-dual"
+    assert get_spec("13").name == "svr-l1-dual"
 
 
 def test_drivers_and_fit_functions_load():
@@ -67,6 +69,10 @@ def test_drivers_and_fit_functions_load():
     (["-s", "dcsvm", "--early", "--early-level", "9"], "--early-level must be between 1 and"),
     (["-s", "kernel", "-g", "-1"], "gamma (-g) must be >= 0"),
     (["-s", "kernel", "-m", "0"], "cache size (-m) must be > 0"),
+    (["-s", "1", "-p", "0.2"], "-p only applies to -s svr-l2"),
+    (["-s", "3", "-R", "-B", "1"], "-R only applies to -s lr, newton"),
+    (["-s", "2", "-R"], "-R (an unregularised bias) needs -B 1"),
+    (["-s", "12", "-p", "-1"], "-p (the SVR tube's width epsilon) must be >= 0"),
 ])
 def test_impossible_combinations_fail_before_reading(tmp_path, args, message):
     """One line, exit 2, no model -- and before the data is read: a missing TRAIN file is not

@@ -40,12 +40,20 @@ GROUP_TITLES = {
     "kernel": ("kernel SVM (hinge loss in feature space): 1/2 |w|^2 + C sum max(0, 1 - y f(x)); "
                "LIBSVM and SVC also fit an unregularised offset b (one more free variable), so "
                "their optimum can be lower"),
+    "l1_squared_hinge": "L1-regularised L2-loss SVM: |w|_1 + C sum max(0, 1 - y w'x)^2",
+    "l1_logistic": "L1-regularised logistic regression: |w|_1 + C sum log(1 + exp(-y w'x))",
+    "svr_squared": "L2-loss SVR: 1/2 w'w + C sum max(0, |w'x - y| - p)^2 (p = 0.1)",
+    "svr": "L1-loss SVR: 1/2 w'w + C sum max(0, |w'x - y| - p) (p = 0.1)",
     "own": "other problems (objective as the solver reports it)",
 }
 
 _TYPE_LOSS = {"L2R_L1LOSS_SVC_DUAL": "hinge", "L2R_L2LOSS_SVC_DUAL": "squared_hinge",
               "L2R_L2LOSS_SVC": "squared_hinge", "L2R_LR": "logistic",
-              "L2R_LR_DUAL": "logistic"}
+              "L2R_LR_DUAL": "logistic", "L1R_L2LOSS_SVC": "l1_squared_hinge",
+              "L1R_LR": "l1_logistic", "L2R_L2LOSS_SVR": "svr_squared",
+              "L2R_L2LOSS_SVR_DUAL": "svr_squared", "L2R_L1LOSS_SVR_DUAL": "svr"}
+# the groups whose models are one weight vector fitted to real targets (no labels)
+REGRESSION_GROUPS = ("svr_squared", "svr")
 _KW_LOSS = {"l1": "hinge", "l2": "squared_hinge", "lr": "logistic", "hinge": "hinge",
             "squared_hinge": "squared_hinge", "logistic": "logistic"}
 
@@ -58,6 +66,8 @@ def spec_group(spec):
     """The problem a registry spec solves (its row group)."""
     if spec.kind == "kernel":
         return "kernel"
+    if spec.kind == "single" and spec.task == "regression":
+        return _TYPE_LOSS.get(spec.liblinear_type, "own")
     if spec.kind != "binary":
         return "own"
     kw = dict(spec.kwargs)
@@ -191,6 +201,9 @@ class SvmtoolRunner(Runner):
         elif self.group == "own":
             if data.test is not None:
                 ev.test_pred = api.predict(model, data.test)[0]
+        elif self.group in REGRESSION_GROUPS:
+            ev.W = model.w
+            ev.col_labels = np.array([np.nan])     # no labels: the targets are y itself
         else:
             ev.W = model.w
             ev.col_labels = model.labels[:1] if len(model.labels) == 2 else model.labels
@@ -256,6 +269,9 @@ class LiblinearRunner(Runner):
         nr_class = model.get_nr_class()
         nr_w = 1 if nr_class == 2 else nr_class
         n = model.nr_feature + (1 if model.bias >= 0 else 0)
+        if self.group in REGRESSION_GROUPS:
+            w = np.ctypeslib.as_array(model.w, (n,)).reshape(n, 1).copy()
+            return Evaluation(W=w, col_labels=np.array([np.nan]))
         w = np.ctypeslib.as_array(model.w, (n * nr_w,)).reshape(n, nr_w).copy()
         labels = np.asarray(model.get_labels(), dtype=float)
         return Evaluation(W=w, col_labels=labels[:1] if nr_class == 2 else labels)
@@ -541,7 +557,7 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
         if not have("liblinear"):
             notes.append("liblinear anchors skipped: pip install liblinear-official")
         else:
-            for s in (1, 2, 3, 0):
+            for s in (1, 2, 3, 0, 5, 6, 7, 11, 12, 13):
                 spec = REGISTRY.get(str(s))
                 g = spec_group(spec) if spec is not None else None
                 if g in groups:

@@ -170,21 +170,35 @@ def _loss(margins, group):
     if group == "squared_hinge":
         s = np.maximum(0.0, 1.0 - margins)
         return s * s
-    if group == "logistic":
+    if group in ("logistic", "l1_logistic"):
         return np.logaddexp(0.0, -margins)
+    if group == "l1_squared_hinge":
+        s = np.maximum(0.0, 1.0 - margins)
+        return s * s
     raise ValueError(group)
 
 
+SVR_P = 0.1     # the SVR groups' tube width: LIBLINEAR's default -p, which bench runs use
+
+
 def linear_objective(Xb, y, W, col_labels, C, group):
-    """1/2 |w_k|^2 + C sum loss(y_ik w_k'x_i), summed over the columns (one-vs-rest)."""
+    """reg(w_k) + C sum loss(y_ik w_k'x_i), summed over the columns (one-vs-rest); reg is
+    1/2 |w|^2, or |w|_1 for the L1-regularised groups; the SVR groups take the real targets y
+    and one column: 1/2 |w|^2 + C sum max(0, |w'x_i - y_i| - p) (squared for svr_squared)."""
     W = np.asarray(W, dtype=float).reshape(W.shape[0], -1)
     if W.shape[0] != Xb.shape[1]:
         return float("nan")
     Z = Xb @ W
+    if group in ("svr", "svr_squared"):
+        r = np.maximum(0.0, np.abs(Z[:, 0] - y) - SVR_P)
+        return 0.5 * float(W[:, 0] @ W[:, 0]) + C * float(np.sum(r * r if group == "svr_squared"
+                                                                 else r))
     total = 0.0
     for k, lab in enumerate(col_labels):
         yb = np.where(y == lab, 1.0, -1.0)
-        total += 0.5 * float(W[:, k] @ W[:, k]) + C * float(np.sum(_loss(yb * Z[:, k], group)))
+        reg = (float(np.abs(W[:, k]).sum()) if group.startswith("l1_")
+               else 0.5 * float(W[:, k] @ W[:, k]))
+        total += reg + C * float(np.sum(_loss(yb * Z[:, k], group)))
     return total
 
 
@@ -222,7 +236,9 @@ def score(runner, ev, data, C):
     acc = None
     if data.test is not None:
         pred = ev.test_pred
-        if pred is None and ev.W is not None:
+        if runner.group in ("svr", "svr_squared"):
+            pred = None         # regression: no accuracy (the objective is the measure)
+        elif pred is None and ev.W is not None:
             pred = predict_linear(data.Xtb, ev.W, ev.col_labels, np.unique(data.y))
         if pred is not None:
             acc = float(np.mean(np.asarray(pred, dtype=float) == data.yt))

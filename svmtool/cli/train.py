@@ -47,13 +47,16 @@ OPTION_GROUPS = {
     "dcsvm": ("--levels", "--clusters", "--sample", "--early", "--early-level", "--overlap",
               "--overlap-quantile", "--test"),
     "ocas": ("--line-search", "--abs-gap", "--no-mu0-guard"),
+    "svr": ("-p",),
+    "oneclass": ("-n",),
+    "bias_reg": ("-R",),
 }
 _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", "-m": "cache_mb",
              "--levels": "levels", "--clusters": "k_clusters", "--sample": "sample_size",
              "--early": "early", "--early-level": "early_level", "--overlap": "overlap",
              "--overlap-quantile": "overlap_quantile", "--test": "test_file",
              "--line-search": "line_search", "--abs-gap": "abs_gap",
-             "--no-mu0-guard": "no_mu0_guard"}
+             "--no-mu0-guard": "no_mu0_guard", "-p": "svr_p", "-n": "nu", "-R": "no_reg_bias"}
 
 
 @click.command(cls=LiblinearStyleCommand, context_settings={"help_option_names": ["-h", "--help"]},
@@ -135,6 +138,15 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--no-mu0-guard", "no_mu0_guard", is_flag=True,
               help="OCAS: turn off the guard that takes a small positive step after the line "
                    "search returned mu = 0 five times in a row.")
+@click.option("-p", "svr_p", type=float, default=0.1, show_default=True,
+              help="SVR (-s 11, 12, 13): the width epsilon of the insensitive tube, no loss "
+                   "while |w'x - y| <= epsilon (LIBLINEAR's -p).")
+@click.option("-n", "nu", type=float, default=0.5, show_default=True,
+              help="One-class SVM (-s 21): nu, the fraction of support vectors "
+                   "(LIBLINEAR's -n).")
+@click.option("-R", "no_reg_bias", is_flag=True,
+              help="Do not regularise the bias weight (-s 0, 2, 5, 6, 11; needs -B 1), as "
+                   "LIBLINEAR's -R.")
 @click.option("--perf-c", "perf_c", type=float, default=None,
               help="C in SVMperf's convention instead of -c: C = C_perf * 100 / n (per pair "
                    "for -s ordinal: C = C_perf * 100 / number of pairs).")
@@ -216,6 +228,14 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     import numpy as np
 
     pred = api.cross_validate(prob, params, folds)
+    if spec.task == "regression":
+        from svmtool.ops.metrics import RegressionSums
+
+        sums = RegressionSums().add(prob.y, pred)
+        click.echo(f"Cross Validation Mean squared error = {sums.mse():g}", err=True)
+        click.echo(f"Cross Validation Squared correlation coefficient = "
+                   f"{sums.squared_correlation():g}", err=True)
+        return
     acc = 100.0 * float(np.mean(pred == prob.y))
     click.echo(f"Cross Validation Accuracy = {acc:g}%", err=True)
 
@@ -443,7 +463,8 @@ def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
 def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng, no_shrinking,
                threads, perf_c, model_format, opts):
     """(spec, TrainParams) of the command line, every option checked: ParameterError if not."""
-    from svmtool.params import CuttingPlaneParams, DcsvmParams, KernelParams, TrainParams
+    from svmtool.params import (BiasRegParams, CuttingPlaneParams, DcsvmParams, KernelParams,
+                                OneClassParams, SvrParams, TrainParams)
     from svmtool.solvers import get_spec
 
     spec = get_spec(solver)
@@ -476,7 +497,9 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
     params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
                          max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
                          shrinking=not no_shrinking, threads=threads, perf_c=perf_c,
-                         kernel=kernel, dcsvm=dcsvm, cp=cp)
+                         kernel=kernel, dcsvm=dcsvm, cp=cp, svr=SvrParams(p=opts["svr_p"]),
+                         oneclass=OneClassParams(nu=opts["nu"]),
+                         bias_reg=BiasRegParams(regularize=not opts["no_reg_bias"]))
     msg = params.check()
     if msg:
         raise ParameterError(msg)

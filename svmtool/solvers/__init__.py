@@ -95,6 +95,8 @@ class SolverSpec:
     description: str = ""         # one line: the problem and the method
     kind: str = "binary"          # how the API drives it:
                                   # "binary": once per class (one-vs-rest) with y in {-1, +1};
+                                  # "single": once on the whole problem, rows in file order
+                                  #   (regression: real targets; one-class: labels ignored);
                                   # "multiclass": all classes at once (fit gets class indices
                                   #   0..K-1 and a C per class);
                                   # "ranking": raw labels (and qid) as ranks;
@@ -105,11 +107,13 @@ class SolverSpec:
     eps_means: str = ""           # short: what -e measures
     task: str = "classification"  # classification | ranking | regression | one-class
     loss: str = "hinge"           # hinge | squared hinge | logistic | crammer-singer | pairwise hinge
+                                  # | eps-insensitive | squared eps-insensitive
     regulariser: str = "L2"
     driver: str = ""              # "module:function" the API hands the whole problem to
                                   # (kinds multiclass, ranking, kernel); "" = the API's one-vs-rest
     options: tuple = ()           # option groups of TrainParams it reads: "kernel", "dcsvm", "cp",
-                                  # "ocas" (the OCAS-only options of "cp"), "dcd"
+                                  # "ocas" (the OCAS-only options of "cp"), "dcd", "svr" (-p),
+                                  # "oneclass" (-n), "bias_reg" (-R)
     warm_start: str = ""          # what it can start from: "w", "alpha" or "" (cold only)
     threads: str = ""             # what --threads speeds up ("" nothing)
     out_of_core: bool = False     # trains from a memory-mapped cache in blocks
@@ -163,14 +167,73 @@ register(SolverSpec(
     "lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
     "L2-regularised logistic regression, primal truncated Newton-CG (LIBLINEAR -s 0)",
     problem="logistic regression", method="primal Newton-CG (LIBLINEAR -s 0)",
-    eps_means="relative gradient norm", loss="logistic", warm_start="w", threads="row passes"))
+    eps_means="relative gradient norm", loss="logistic", options=("bias_reg",), warm_start="w",
+    threads="row passes"))
 register(SolverSpec(
     "newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit", (("loss", "l2"),), 0.01,
     "L2-regularised L2-loss SVM, primal truncated Newton-CG (LIBLINEAR -s 2, Chapelle & "
     "Keerthi)",
     problem="L2-loss SVM", method="primal Newton-CG (LIBLINEAR -s 2)",
-    eps_means="relative gradient norm", loss="squared hinge", warm_start="w",
-    threads="row passes"))
+    eps_means="relative gradient norm", loss="squared hinge", options=("bias_reg",),
+    warm_start="w", threads="row passes"))
+register(SolverSpec(
+    "lr-dual", 7, "L2R_LR_DUAL", "svmtool.solvers.lr_dual", "fit", (), 0.1,
+    "L2-regularised logistic regression, dual coordinate descent (LIBLINEAR -s 7, Yu, Huang & "
+    "Lin 2011); falls back to lr at its iteration cap, as LIBLINEAR",
+    problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
+    eps_means="max |dual gradient|", loss="logistic", options=("dcd",),
+    threads="one-vs-rest classes"))
+register(SolverSpec(
+    "l1r-l2", 5, "L1R_L2LOSS_SVC", "svmtool.solvers.l1r_svc", "fit", (), 0.01,
+    "L1-regularised L2-loss SVM, coordinate descent with Newton directions and shrinking "
+    "(LIBLINEAR -s 5, Yuan, Chang, Hsieh & Lin 2010)",
+    problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
+    eps_means="relative subgradient 1-norm", loss="squared hinge", regulariser="L1",
+    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+register(SolverSpec(
+    "l1r-lr", 6, "L1R_LR", "svmtool.solvers.l1r_lr", "fit", (), 0.01,
+    "L1-regularised logistic regression, newGLMNET (LIBLINEAR -s 6, Yuan, Ho & Lin 2012)",
+    problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
+    eps_means="relative subgradient 1-norm", loss="logistic", regulariser="L1",
+    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+
+# -- support vector regression and the one-class SVM: one weight vector for the whole problem,
+#    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
+register(SolverSpec(
+    "svr-l2", 11, "L2R_L2LOSS_SVR", "svmtool.solvers.svr_newton", "fit", (), 0.0001,
+    "L2-regularised L2-loss support vector regression, primal truncated Newton-CG (LIBLINEAR "
+    "-s 11)",
+    kind="single", driver="svmtool.solvers.single:train_single",
+    problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
+    eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
+    options=("svr", "bias_reg"), warm_start="w", threads="row passes",
+    model_formats=("liblinear",)))
+register(SolverSpec(
+    "svr-l2-dual", 12, "L2R_L2LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l2"),),
+    0.1,
+    "L2-regularised L2-loss support vector regression, dual coordinate descent (LIBLINEAR -s 12,"
+    " Ho & Lin 2012); falls back to svr-l2 at its iteration cap, as LIBLINEAR",
+    kind="single", driver="svmtool.solvers.single:train_single",
+    problem="L2-loss SVR", method="dual CD (LIBLINEAR -s 12)",
+    eps_means="relative 1-norm of the dual subgradient", task="regression",
+    loss="squared eps-insensitive", options=("svr",), model_formats=("liblinear",)))
+register(SolverSpec(
+    "svr-l1-dual", 13, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l1"),),
+    0.1,
+    "L2-regularised L1-loss support vector regression, dual coordinate descent (LIBLINEAR -s 13,"
+    " Ho & Lin 2012)",
+    kind="single", driver="svmtool.solvers.single:train_single",
+    problem="L1-loss SVR", method="dual CD (LIBLINEAR -s 13)",
+    eps_means="relative 1-norm of the dual subgradient", task="regression",
+    loss="eps-insensitive", options=("svr",), model_formats=("liblinear",)))
+register(SolverSpec(
+    "one-class", 21, "ONECLASS_SVM", "svmtool.solvers.oneclass", "fit", (), 0.01,
+    "linear one-class SVM (nu, -n), two-level dual coordinate descent (LIBLINEAR -s 21, Chou et "
+    "al. 2020); rho in the model",
+    kind="single", driver="svmtool.solvers.single:train_single",
+    problem="one-class SVM", method="two-level dual CD (LIBLINEAR -s 21)",
+    eps_means="max dual violation", task="one-class", loss="hinge",
+    options=("oneclass",), model_formats=("liblinear",)))
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 register(SolverSpec(

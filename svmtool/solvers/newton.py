@@ -233,7 +233,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     if not (C_pos > 0 and C_neg > 0):
         raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     if oracle is None:
         oracle = LocalOracle(indptr, indices, data, n_features, threads=params.threads)
@@ -245,8 +244,30 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     pos = int(np.count_nonzero(y > 0))
     neg = l - pos
     cost = np.where(y > 0, C_pos, C_neg)
-    obj = make_objective(loss, oracle, y, cost)
+    obj = make_objective(loss, oracle, y, cost, free_last=not params.bias_reg.regularize)
     tol = eps * max(min(pos, neg), 1) / max(l, 1)
+    res = minimise(obj, tol, params, init_w=init_w, callback=callback, t_start=t_start)
+    res.extra["eps"] = eps
+    res.extra["loss"] = loss
+    return res
+
+
+def minimise(obj, tol, params, init_w=None, callback=None, t_start=None):
+    """LIBLINEAR's NEWTON loop on ``obj`` (an :class:`~svmtool.solvers.objectives.Objective`):
+    stop when ``|grad f(w)| <= tol |grad f(0)|``; see the module docstring.  Returns a
+    SolverResult (``extra`` without ``eps`` and ``loss``, which the caller adds)."""
+    if t_start is None:
+        t_start = time.perf_counter()
+    oracle = obj.oracle
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    free_last = obj.free_last
+
+    def rdot(a, b):
+        v = _vdot(a, b)
+        if free_last:
+            v -= a[-1] * b[-1]
+        return v
 
     warm = init_w is not None and np.any(init_w)
     if warm:
@@ -272,9 +293,9 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         Mp = (1.0 - ALPHA_PCG) + ALPHA_PCG * M
         s, xs, cg, _note = _pcg(obj, g, Mp, obj.hv_gives_xv)
         cg_total += cg
-        wTw = _vdot(obj.w, obj.w)
-        wTs = _vdot(obj.w, s)
-        sTs = _vdot(s, s)
+        wTw = rdot(obj.w, obj.w)
+        wTs = rdot(obj.w, s)
+        sTs = rdot(s, s)
         gTs = _vdot(g, s)
         fold = f
         t = 1.0
@@ -329,7 +350,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
             break
         if time_up(params.deadline):
             stopped = STOPPED_TIME
-            warning = time_limit_warning("newton" if loss == "l2" else "lr", it)
+            warning = time_limit_warning(params.solver or "newton", it)
             break
     if not converged and warning is None:
         warning = (f"reached the maximum number of Newton iterations ({max_iter}) before the "
@@ -351,9 +372,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         "threads": oracle.threads,
         "blocks": oracle.n_blocks,
         "warning": warning,
-        "eps": eps,
         "max_iter": max_iter,
-        "loss": loss,
     }
     if stopped:
         extra["stopped"] = stopped

@@ -5,6 +5,8 @@ The objectives (LIBLINEAR's -s 0 and -s 2), with per-row costs ``C_i`` (``C_pos`
 
     logistic (-s 0)         f(w) = 1/2 w'w + sum_i C_i log(1 + exp(-y_i z_i))
     squared hinge (-s 2)    f(w) = 1/2 w'w + sum_i C_i max(0, 1 - y_i z_i)^2
+    squared eps-insensitive (-s 11, SVR, real y_i, tube width p)
+                            f(w) = 1/2 w'w + sum_i C_i max(0, |z_i - y_i| - p)^2
 
 Both are ``1/2 w'w + sum_i C_i l(y_i, z_i)``, so
 
@@ -14,8 +16,13 @@ Both are ``1/2 w'w + sum_i C_i l(y_i, z_i)``, so
 with, for the logistic loss (``s_i = 1 / (1 + exp(-y_i z_i))``), ``a_i = C_i (s_i - 1) y_i`` and
 ``D_ii = C_i s_i (1 - s_i)``; for the squared hinge, on the rows with ``y_i z_i < 1`` (the active
 set of Chapelle & Keerthi's slides and of LIBLINEAR), ``a_i = 2 C_i y_i (y_i z_i - 1)`` and
-``D_ii = 2 C_i`` (a generalised Hessian; both are 0 on the other rows).  The diagonal
-preconditioner is ``diag(H) = 1 + sum_i D_ii x_ij^2``.
+``D_ii = 2 C_i`` (a generalised Hessian; both are 0 on the other rows); for the SVR loss, on the
+rows outside the tube (``|z_i - y_i| > p``), ``a_i = 2 C_i (z_i - y_i -+ p)`` and ``D_ii = 2 C_i``.
+The diagonal preconditioner is ``diag(H) = 1 + sum_i D_ii x_ij^2``.
+
+LIBLINEAR's -R (``free_last``): the last weight, the bias column's, is left out of the
+regulariser: ``1/2 w'w`` becomes ``1/2 sum_{j < n-1} w_j^2``, so the gradient, the Hessian's
+identity term and the preconditioner's 1 lose their last entry.
 
 What an objective offers the solver (:class:`Objective`):
 
@@ -45,6 +52,7 @@ from svmtool._jit import njit
 
 LOSS_LOGISTIC = 0
 LOSS_SQUARED_HINGE = 1
+LOSS_SQUARED_EPS = 2        # SVR: squared epsilon-insensitive loss
 
 _ONE = np.uint64(1)
 
@@ -54,7 +62,15 @@ _ONE = np.uint64(1)
 # --------------------------------------------------------------------------------------------
 
 @njit
-def _row_loss(loss, yz):
+def _row_loss(loss, yi, zi, p):
+    if loss == LOSS_SQUARED_EPS:
+        d = zi - yi
+        if d < -p:
+            return (d + p) * (d + p)
+        if d > p:
+            return (d - p) * (d - p)
+        return 0.0
+    yz = yi * zi
     if loss == LOSS_LOGISTIC:
         if yz >= 0.0:
             return math.log1p(math.exp(-yz))
@@ -66,11 +82,18 @@ def _row_loss(loss, yz):
 
 
 @njit
-def _row_coefs(loss, yi, zi, ci):
+def _row_coefs(loss, yi, zi, ci, p):
     """(a_i, D_ii): first and second derivative of C_i l(y_i, z) at z_i."""
     if loss == LOSS_LOGISTIC:
         s = 1.0 / (1.0 + math.exp(-yi * zi))
         return ci * (s - 1.0) * yi, ci * s * (1.0 - s)
+    if loss == LOSS_SQUARED_EPS:
+        d = zi - yi
+        if d < -p:
+            return 2.0 * ci * (d + p), 2.0 * ci
+        if d > p:
+            return 2.0 * ci * (d - p), 2.0 * ci
+        return 0.0, 0.0
     yz = yi * zi
     if yz < 1.0:
         return 2.0 * ci * yi * (yz - 1.0), 2.0 * ci
@@ -91,22 +114,22 @@ def _sq_norm(w):
 # --------------------------------------------------------------------------------------------
 
 @njit
-def _loss_group(indptr, indices, data, bounds, b0, b1, loss, z, xs, t, y, cost, parts):
+def _loss_group(indptr, indices, data, bounds, b0, b1, loss, z, xs, t, y, cost, p, parts):
     """parts[b] = sum_i C_i l(y_i, z_i + t xs_i) over the rows of block b."""
     for b in range(b0, b1):
         acc = 0.0
         if t == 0.0:
             for i in range(bounds[b], bounds[b + 1]):
-                acc += cost[i] * _row_loss(loss, y[i] * z[i])
+                acc += cost[i] * _row_loss(loss, y[i], z[i], p)
         else:
             for i in range(bounds[b], bounds[b + 1]):
-                acc += cost[i] * _row_loss(loss, y[i] * (z[i] + t * xs[i]))
+                acc += cost[i] * _row_loss(loss, y[i], z[i] + t * xs[i], p)
         parts[b] = acc
     return 0
 
 
 @njit
-def _grad_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, dcoef, bufs):
+def _grad_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, p, dcoef, bufs):
     """D_ii into dcoef; bufs[b, 0] = sum a_i x_i and bufs[b, 1] = sum D_ii x_i^2 over block b."""
     for b in range(b0, b1):
         g = bufs[b, 0]
@@ -114,7 +137,7 @@ def _grad_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, dcoef, 
         g[:] = 0.0
         m[:] = 0.0
         for i in range(bounds[b], bounds[b + 1]):
-            a, d = _row_coefs(loss, y[i], z[i], cost[i])
+            a, d = _row_coefs(loss, y[i], z[i], cost[i], p)
             dcoef[i] = d
             if a != 0.0 or d != 0.0:
                 for k in range(indptr[i], indptr[i + _ONE]):
@@ -126,7 +149,7 @@ def _grad_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, dcoef, 
 
 
 @njit
-def _unit_step_group(indptr, indices, data, bounds, b0, b1, loss, z, s, y, cost, xs, dcoef,
+def _unit_step_group(indptr, indices, data, bounds, b0, b1, loss, z, s, y, cost, p, xs, dcoef,
                      parts, bufs):
     """One pass for a trial step of length 1 along s: xs = X s, the loss at z + xs (parts[b]),
     and gradient and preconditioner terms at z + xs (bufs[b, 0], bufs[b, 1]); dcoef as there."""
@@ -144,8 +167,8 @@ def _unit_step_group(indptr, indices, data, bounds, b0, b1, loss, z, s, y, cost,
                 t += s[indices[k]] * data[k]
             xs[i] = t
             zi = z[i] + t
-            acc += cost[i] * _row_loss(loss, y[i] * zi)
-            a, d = _row_coefs(loss, y[i], zi, cost[i])
+            acc += cost[i] * _row_loss(loss, y[i], zi, p)
+            a, d = _row_coefs(loss, y[i], zi, cost[i], p)
             dcoef[i] = d
             if a != 0.0 or d != 0.0:
                 for k in range(p0, p1):
@@ -158,13 +181,13 @@ def _unit_step_group(indptr, indices, data, bounds, b0, b1, loss, z, s, y, cost,
 
 
 @njit
-def _grad_only_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, bufs):
+def _grad_only_group(indptr, indices, data, bounds, b0, b1, loss, z, y, cost, p, bufs):
     """bufs[b] = sum a_i x_i over block b (the gradient's data term only)."""
     for b in range(b0, b1):
         buf = bufs[b]
         buf[:] = 0.0
         for i in range(bounds[b], bounds[b + 1]):
-            a, d = _row_coefs(loss, y[i], z[i], cost[i])
+            a, d = _row_coefs(loss, y[i], z[i], cost[i], p)
             if a != 0.0:
                 for k in range(indptr[i], indptr[i + _ONE]):
                     buf[indices[k]] += a * data[k]
@@ -239,7 +262,7 @@ class Objective:
     liblinear_type = ""
     hv_gives_xv = False     # True when hess_vec visits every row, so it can hand back X v
 
-    def __init__(self, oracle, y, cost):
+    def __init__(self, oracle, y, cost, p=0.0, free_last=False):
         self.oracle = oracle
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.cost = np.ascontiguousarray(cost, dtype=np.float64)
@@ -253,6 +276,8 @@ class Objective:
         self._gm = np.empty((2, self.n), dtype=np.float64)
         self._hv = np.empty(self.n, dtype=np.float64)
         self.passes = 0         # full passes over the stored values (for reports)
+        self.p = float(p)       # SVR tube width (the other losses ignore it)
+        self.free_last = bool(free_last) and self.n > 0   # -R: last weight not regularised
 
     # ---- state -------------------------------------------------------------------------------
     def start(self, w=None):
@@ -278,19 +303,27 @@ class Objective:
     def loss_along(self, xs, t):
         """``sum_i C_i l(y_i, z_i + t xs_i)`` (O(n), no pass over the data)."""
         return self.oracle.sum_blocks(_loss_group, self.loss_id, self.z, xs, float(t), self.y,
-                                      self.cost)
+                                      self.cost, self.p)
 
     def fun(self):
         """Objective value at the current point."""
-        return 0.5 * _sq_norm(self.w) + self.loss_along(self.z, 0.0)
+        ww = _sq_norm(self.w)
+        if self.free_last:
+            ww -= self.w[-1] * self.w[-1]
+        return 0.5 * ww + self.loss_along(self.z, 0.0)
 
     def grad(self):
         """``(g, M)`` at the current point (one pass); fixes the Hessian's row weights."""
         gm = self.oracle.reduce_blocks(_grad_group, self._gm, self.loss_id, self.z, self.y,
-                                       self.cost, self.dcoef)
+                                       self.cost, self.p, self.dcoef)
         self.passes += 1
-        g = gm[0] + self.w
-        m = gm[1] + 1.0
+        return self._unreg(gm[0] + self.w, gm[1] + 1.0, self.w, gm)
+
+    def _unreg(self, g, m, w, gm):
+        """-R: take the last weight's regularisation term back out of ``g`` and ``M``."""
+        if self.free_last:
+            g[-1] -= w[-1]
+            m[-1] = gm[1][-1]
         return g, m
 
     def unit_step(self, s, xs):
@@ -298,16 +331,19 @@ class Objective:
         ``(g, M)`` as :meth:`grad` gives them.  Returns ``(loss, g, M)``; when the step is
         taken (``move(1.0, s, xs)``) ``g`` and ``M`` are the new point's, bit for bit."""
         loss, gm = self.oracle.reduce_blocks_and_sum(_unit_step_group, self._gm, self.loss_id,
-                                                     self.z, s, self.y, self.cost, xs,
+                                                     self.z, s, self.y, self.cost, self.p, xs,
                                                      self.dcoef)
         self.passes += 1
-        return loss, gm[0] + (self.w + s), gm[1] + 1.0
+        ws = self.w + s
+        g, m = self._unreg(gm[0] + ws, gm[1] + 1.0, ws, gm)
+        return loss, g, m
 
     def grad_at_zero(self):
         """Gradient at ``w = 0`` (for the relative stopping rule); does not move the point."""
         z0 = np.zeros(self.oracle.n_rows, dtype=np.float64)
         out = np.empty(self.n, dtype=np.float64)
-        self.oracle.reduce_blocks(_grad_only_group, out, self.loss_id, z0, self.y, self.cost)
+        self.oracle.reduce_blocks(_grad_only_group, out, self.loss_id, z0, self.y, self.cost,
+                                  self.p)
         self.passes += 1
         return out
 
@@ -321,6 +357,8 @@ class Objective:
                                        self.dcoef, want, xv)
         self.passes += 1
         hv += v
+        if self.free_last:
+            hv[-1] -= v[-1]
         return hv
 
     def hess_vec_dot(self, v, xv=None):
@@ -333,6 +371,9 @@ class Objective:
         bufs = self.oracle.block_buffers(_hv_group, self._hv, v, self.dcoef, want, xv)
         self.passes += 1
         vhv = _sum_add_dot(bufs, v, self._hv)
+        if self.free_last:
+            self._hv[-1] -= v[-1]
+            vhv -= v[-1] * v[-1]
         return self._hv, vhv
 
     # ---- conveniences (tests, notebooks) ---------------------------------------------------
@@ -361,13 +402,21 @@ class SquaredHingeObjective(Objective):
     hv_gives_xv = False
 
 
+class SquaredEpsObjective(Objective):
+    loss_id = LOSS_SQUARED_EPS
+    name = "svr-l2"
+    liblinear_type = "L2R_L2LOSS_SVR"
+    hv_gives_xv = False
+
+
 OBJECTIVES = {"lr": LogisticObjective, "logistic": LogisticObjective,
-              "l2": SquaredHingeObjective, "squared_hinge": SquaredHingeObjective}
+              "l2": SquaredHingeObjective, "squared_hinge": SquaredHingeObjective,
+              "svr": SquaredEpsObjective}
 
 
-def make_objective(loss, oracle, y, cost):
+def make_objective(loss, oracle, y, cost, p=0.0, free_last=False):
     try:
         cls = OBJECTIVES[loss]
     except KeyError:
         raise ValueError(f"unknown loss {loss!r}: one of {', '.join(OBJECTIVES)}") from None
-    return cls(oracle, y, cost)
+    return cls(oracle, y, cost, p=p, free_last=free_last)

@@ -1,0 +1,432 @@
+"""The jitted loops of the L1-regularised solvers (see :mod:`svmtool.solvers.l1r_svc` for -s 5
+and :mod:`svmtool.solvers.l1r_lr` for -s 6).  Both work on the data by columns (CSC arrays:
+``cptr`` int64, ``rows`` int64, ``vals`` float64), run to convergence or their cap in one call and
+record one row of history per outer iteration.  Floating-point operations follow LIBLINEAR's
+order, so with its generator (``use_glibc``) the weights are bit-identical to LIBLINEAR's.
+"""
+
+import math
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.solvers._dcd_jit import _bounded, _glibc_rand
+
+
+@njit
+def _draw(rng, use_glibc, n):
+    """A uniform integer in [0, n): LIBLINEAR's ``rand() % n`` or the default generator."""
+    if use_glibc:
+        return np.int64(_glibc_rand(rng) % np.uint64(n))
+    return np.int64(_bounded(rng, np.uint64(n)))
+
+
+@njit
+def _shuffle(index, active, rng, use_glibc):
+    for j in range(active):
+        i = j + _draw(rng, use_glibc, active - j)
+        t = index[i]
+        index[i] = index[j]
+        index[j] = t
+
+
+@njit(error_model="numpy")
+def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, shrinking,
+               free_last, eps, max_iter, hist, out):
+    """Coordinate descent with one-dimensional Newton directions for
+    ``min_w |w|_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2``.
+
+    ``vals`` already holds ``y_i x_ij``; ``b`` = 1 - y_i w'x_i per row (ones for w = 0);
+    ``xj_sq[j]`` = sum_i C_i (y_i x_ij)^2.  ``out`` float64[4] receives (iterations,
+    converged, Gnorm1 of the last iteration, Gnorm1 of the first); ``hist[t]`` = (Gmax, Gnorm1,
+    active_size) of iteration t.
+    """
+    n = w.shape[0]
+    l = b.shape[0]
+    sigma = 0.01
+    max_ls = 20
+    gmax_old = np.inf
+    gnorm1_init = -1.0
+    gnorm1_new = 0.0
+    active = n
+    it = 0
+    converged = False
+    while it < max_iter:
+        gmax_new = 0.0
+        gnorm1_new = 0.0
+        _shuffle(index, active, rng, use_glibc)
+        s = 0
+        while s < active:
+            j = index[s]
+            g_loss = 0.0
+            h = 0.0
+            for k in range(cptr[j], cptr[j + 1]):
+                ind = rows[k]
+                if b[ind] > 0.0:
+                    val = vals[k]
+                    tmp = cost[ind] * val
+                    g_loss -= tmp * b[ind]
+                    h += tmp * val
+            g_loss *= 2.0
+            g = g_loss
+            h *= 2.0
+            if not (h > 1e-12):
+                h = 1e-12
+            free = free_last and j == n - 1
+            violation = 0.0
+            gp = 0.0
+            gn = 0.0
+            if free:
+                violation = abs(g)
+            else:
+                gp = g + 1.0
+                gn = g - 1.0
+                if w[j] == 0.0:
+                    if gp < 0.0:
+                        violation = -gp
+                    elif gn > 0.0:
+                        violation = gn
+                    elif gp > gmax_old / l and gn < -gmax_old / l:
+                        active -= 1
+                        index[s] = index[active]
+                        index[active] = j
+                        continue
+                elif w[j] > 0.0:
+                    violation = abs(gp)
+                else:
+                    violation = abs(gn)
+            if violation > gmax_new:
+                gmax_new = violation
+            gnorm1_new += violation
+            s += 1
+
+            if free:
+                d = -g / h
+            elif gp < h * w[j]:
+                d = -gp / h
+            elif gn > h * w[j]:
+                d = -gn / h
+            else:
+                d = -w[j]
+            if abs(d) < 1.0e-12:
+                continue
+            wj = w[j]
+            if free:
+                delta = g * d
+            else:
+                delta = abs(wj + d) - abs(wj) + g * d
+            d_old = 0.0
+            loss_old = 0.0
+            loss_new = 0.0
+            num_ls = 0
+            while num_ls < max_ls:
+                d_diff = d_old - d
+                if free:
+                    cond = -sigma * delta
+                else:
+                    cond = abs(wj + d) - abs(wj) - sigma * delta
+                appxcond = xj_sq[j] * d * d + g_loss * d + cond
+                if appxcond <= 0.0:
+                    for k in range(cptr[j], cptr[j + 1]):
+                        b[rows[k]] += d_diff * vals[k]
+                    break
+                if num_ls == 0:
+                    loss_old = 0.0
+                    loss_new = 0.0
+                    for k in range(cptr[j], cptr[j + 1]):
+                        ind = rows[k]
+                        if b[ind] > 0.0:
+                            loss_old += cost[ind] * b[ind] * b[ind]
+                        b_new = b[ind] + d_diff * vals[k]
+                        b[ind] = b_new
+                        if b_new > 0.0:
+                            loss_new += cost[ind] * b_new * b_new
+                else:
+                    loss_new = 0.0
+                    for k in range(cptr[j], cptr[j + 1]):
+                        ind = rows[k]
+                        b_new = b[ind] + d_diff * vals[k]
+                        b[ind] = b_new
+                        if b_new > 0.0:
+                            loss_new += cost[ind] * b_new * b_new
+                cond = cond + loss_new - loss_old
+                if cond <= 0.0:
+                    break
+                d_old = d
+                d *= 0.5
+                delta *= 0.5
+                num_ls += 1
+            w[j] += d
+            if num_ls >= max_ls:
+                # too many halvings: rebuild b from w
+                for i in range(l):
+                    b[i] = 1.0
+                for i in range(n):
+                    if w[i] == 0.0:
+                        continue
+                    for k in range(cptr[i], cptr[i + 1]):
+                        b[rows[k]] += -w[i] * vals[k]
+
+        if it == 0:
+            gnorm1_init = gnorm1_new
+        hist[it, 0] = gmax_new
+        hist[it, 1] = gnorm1_new
+        hist[it, 2] = float(active)
+        it += 1
+        if gnorm1_new <= eps * gnorm1_init:
+            if active == n:
+                converged = True
+                break
+            active = n
+            gmax_old = np.inf
+            continue
+        gmax_old = gmax_new if shrinking else np.inf
+    out[0] = it
+    out[1] = 1.0 if converged else 0.0
+    out[2] = gnorm1_new
+    out[3] = gnorm1_init
+    return it
+
+
+@njit(error_model="numpy")
+def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_last, eps,
+           max_newton_iter, max_iter, hist, out):
+    """newGLMNET for ``min_w |w|_1 + sum_i C_i log(1 + exp(-y_i w'x_i))`` (w starts at 0).
+
+    ``vals`` holds the plain ``x_ij``.  ``out`` float64[5] receives (Newton iterations,
+    converged, Gnorm1 of the last, Gnorm1 of the first, CD cycles in all); ``hist[t]`` =
+    (Gmax, Gnorm1, CD cycles) of Newton iteration t.
+    """
+    n = w.shape[0]
+    l = y.shape[0]
+    nu = 1e-12
+    inner_eps = 1.0
+    sigma = 0.01
+    max_ls = 20
+    hdiag = np.empty(n)
+    grad = np.empty(n)
+    wpd = np.empty(n)
+    xjneg_sum = np.zeros(n)
+    xtd = np.empty(l)
+    exp_wtx = np.zeros(l)
+    exp_wtx_new = np.empty(l)
+    tau = np.empty(l)
+    dd = np.empty(l)
+
+    w_norm = 0.0
+    for j in range(n):
+        w_norm += abs(w[j])
+        wpd[j] = w[j]
+        for k in range(cptr[j], cptr[j + 1]):
+            ind = rows[k]
+            val = vals[k]
+            exp_wtx[ind] += w[j] * val
+            if y[ind] == -1.0:
+                xjneg_sum[j] += cost[ind] * val
+    if free_last:
+        w_norm -= abs(w[n - 1])
+    for i in range(l):
+        exp_wtx[i] = math.exp(exp_wtx[i])
+        tau_tmp = 1.0 / (1.0 + exp_wtx[i])
+        tau[i] = cost[i] * tau_tmp
+        dd[i] = cost[i] * exp_wtx[i] * tau_tmp * tau_tmp
+
+    gmax_old = np.inf
+    gnorm1_init = -1.0
+    gnorm1_new = 0.0
+    newton_iter = 0
+    cycles = 0
+    converged = False
+    while newton_iter < max_newton_iter:
+        gmax_new = 0.0
+        gnorm1_new = 0.0
+        active = n
+        s = 0
+        while s < active:
+            j = index[s]
+            hdiag[j] = nu
+            tmp = 0.0
+            for k in range(cptr[j], cptr[j + 1]):
+                ind = rows[k]
+                hdiag[j] += vals[k] * vals[k] * dd[ind]
+                tmp += vals[k] * tau[ind]
+            grad[j] = -tmp + xjneg_sum[j]
+            violation = 0.0
+            if free_last and j == n - 1:
+                violation = abs(grad[j])
+            else:
+                gp = grad[j] + 1.0
+                gn = grad[j] - 1.0
+                if w[j] == 0.0:
+                    if gp < 0.0:
+                        violation = -gp
+                    elif gn > 0.0:
+                        violation = gn
+                    elif gp > gmax_old / l and gn < -gmax_old / l:
+                        active -= 1
+                        index[s] = index[active]
+                        index[active] = j
+                        continue
+                elif w[j] > 0.0:
+                    violation = abs(gp)
+                else:
+                    violation = abs(gn)
+            if violation > gmax_new:
+                gmax_new = violation
+            gnorm1_new += violation
+            s += 1
+
+        if newton_iter == 0:
+            gnorm1_init = gnorm1_new
+        if gnorm1_new <= eps * gnorm1_init:
+            converged = True
+            break
+
+        it = 0
+        qp_gmax_old = np.inf
+        qp_active = active
+        for i in range(l):
+            xtd[i] = 0.0
+        # coordinate descent on the quadratic model, over wpd
+        while it < max_iter:
+            qp_gmax_new = 0.0
+            qp_gnorm1_new = 0.0
+            _shuffle(index, qp_active, rng, use_glibc)
+            s = 0
+            while s < qp_active:
+                j = index[s]
+                h = hdiag[j]
+                g = grad[j] + (wpd[j] - w[j]) * nu
+                for k in range(cptr[j], cptr[j + 1]):
+                    ind = rows[k]
+                    g += vals[k] * dd[ind] * xtd[ind]
+                violation = 0.0
+                if free_last and j == n - 1:
+                    violation = abs(g)
+                    z = -g / h
+                else:
+                    gp = g + 1.0
+                    gn = g - 1.0
+                    if wpd[j] == 0.0:
+                        if gp < 0.0:
+                            violation = -gp
+                        elif gn > 0.0:
+                            violation = gn
+                        elif gp > qp_gmax_old / l and gn < -qp_gmax_old / l:
+                            qp_active -= 1
+                            index[s] = index[qp_active]
+                            index[qp_active] = j
+                            continue
+                    elif wpd[j] > 0.0:
+                        violation = abs(gp)
+                    else:
+                        violation = abs(gn)
+                    if gp < h * wpd[j]:
+                        z = -gp / h
+                    elif gn > h * wpd[j]:
+                        z = -gn / h
+                    else:
+                        z = -wpd[j]
+                if violation > qp_gmax_new:
+                    qp_gmax_new = violation
+                qp_gnorm1_new += violation
+                s += 1
+                if abs(z) < 1.0e-12:
+                    continue
+                if z > 10.0:
+                    z = 10.0
+                if z < -10.0:
+                    z = -10.0
+                wpd[j] += z
+                for k in range(cptr[j], cptr[j + 1]):
+                    xtd[rows[k]] += z * vals[k]
+            it += 1
+            if qp_gnorm1_new <= inner_eps * gnorm1_init:
+                if qp_active == active:
+                    break
+                qp_active = active
+                qp_gmax_old = np.inf
+                continue
+            qp_gmax_old = qp_gmax_new if shrinking else np.inf
+        cycles += it
+
+        delta = 0.0
+        w_norm_new = 0.0
+        for j in range(n):
+            delta += grad[j] * (wpd[j] - w[j])
+            if wpd[j] != 0.0:
+                w_norm_new += abs(wpd[j])
+        if free_last:
+            w_norm_new -= abs(wpd[n - 1])
+        delta += w_norm_new - w_norm
+        negsum_xtd = 0.0
+        for i in range(l):
+            if y[i] == -1.0:
+                negsum_xtd += cost[i] * xtd[i]
+        num_ls = 0
+        while num_ls < max_ls:
+            cond = w_norm_new - w_norm + negsum_xtd - sigma * delta
+            for i in range(l):
+                exp_xtd = math.exp(xtd[i])
+                exp_wtx_new[i] = exp_wtx[i] * exp_xtd
+                cond += cost[i] * math.log((1.0 + exp_wtx_new[i]) / (exp_xtd + exp_wtx_new[i]))
+            if cond <= 0.0:
+                w_norm = w_norm_new
+                for j in range(n):
+                    w[j] = wpd[j]
+                for i in range(l):
+                    exp_wtx[i] = exp_wtx_new[i]
+                    tau_tmp = 1.0 / (1.0 + exp_wtx[i])
+                    tau[i] = cost[i] * tau_tmp
+                    dd[i] = cost[i] * exp_wtx[i] * tau_tmp * tau_tmp
+                break
+            w_norm_new = 0.0
+            for j in range(n):
+                wpd[j] = (w[j] + wpd[j]) * 0.5
+                if wpd[j] != 0.0:
+                    w_norm_new += abs(wpd[j])
+            if free_last:
+                w_norm_new -= abs(wpd[n - 1])
+            delta *= 0.5
+            negsum_xtd *= 0.5
+            for i in range(l):
+                xtd[i] *= 0.5
+            num_ls += 1
+        if num_ls >= max_ls:
+            # too many halvings: rebuild exp(w'x_i) from w
+            for i in range(l):
+                exp_wtx[i] = 0.0
+            for j in range(n):
+                if w[j] == 0.0:
+                    continue
+                for k in range(cptr[j], cptr[j + 1]):
+                    exp_wtx[rows[k]] += w[j] * vals[k]
+            for i in range(l):
+                exp_wtx[i] = math.exp(exp_wtx[i])
+        if it == 1:
+            inner_eps *= 0.25
+        hist[newton_iter, 0] = gmax_new
+        hist[newton_iter, 1] = gnorm1_new
+        hist[newton_iter, 2] = float(it)
+        newton_iter += 1
+        gmax_old = gmax_new if shrinking else np.inf
+    out[0] = newton_iter
+    out[1] = 1.0 if converged else 0.0
+    out[2] = gnorm1_new
+    out[3] = gnorm1_init
+    out[4] = cycles
+    return newton_iter
+
+
+@njit
+def weighted_column_sq(cptr, rows, vals, cost):
+    """``sum_i C_i v_ij^2`` per column, added in row order as LIBLINEAR does."""
+    n = cptr.shape[0] - 1
+    out = np.zeros(n)
+    for j in range(n):
+        acc = 0.0
+        for k in range(cptr[j], cptr[j + 1]):
+            v = vals[k]
+            acc += cost[rows[k]] * v * v
+        out[j] = acc
+    return out
