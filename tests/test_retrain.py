@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import DATA, ROOT, run_cli, write_svmlight
+from conftest import DATA, ROOT, run_cli, shared_file, write_svmlight
 
 import svmtool
 from svmtool import api
@@ -82,6 +82,24 @@ def test_warm_start_from_the_optimum_needs_no_newton_step(heart):
     again = api.train(heart, solver="newton", bias=1.0, eps=1e-3, init_model=model)
     assert again.report["classes"][0]["iterations"] == 0
     np.testing.assert_array_equal(again.w, model.w)
+
+
+def test_svr_warm_start_reaches_the_cold_objective():
+    """Regression (-s 11) starts from yesterday's regression model: the same objective as a cold
+    start in fewer Newton steps; a classifier cannot start it."""
+    prob = svmtool.load_data(shared_file("abalone", "abalone_scale"))
+    p = TrainParams(solver="svr-l2", C=1.0, bias=1.0, eps=1e-4)
+    today = _changed(prob)
+    old = api.train(prob, p)
+    cold = api.train(today, p)
+    warm = api.train(today, p, init_model=old)
+    f_cold, f_warm = _objective(cold), _objective(warm)
+    assert abs(f_warm - f_cold) <= 1e-4 * abs(f_cold), (f_cold, f_warm)
+    assert warm.report["classes"][0]["iterations"] < cold.report["classes"][0]["iterations"]
+    two = replace(prob, y=np.where(prob.y > 10, 1.0, -1.0))
+    clf = api.train(two, solver="newton", bias=1.0)
+    with pytest.raises(ParameterError, match="cannot start"):
+        api.train(today, p, init_model=clf)
 
 
 def test_labels_in_another_order_are_mapped(heart):

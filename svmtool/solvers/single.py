@@ -20,7 +20,7 @@ from svmtool.errors import ParameterError
 from svmtool.problem import with_bias
 
 
-def train_single(problem, params, spec, callback=None):
+def train_single(problem, params, spec, callback=None, init_model=None):
     """Train ``spec``'s solver on the whole problem; returns a LinearModel."""
     from svmtool.models.linear import LinearModel
 
@@ -36,6 +36,10 @@ def train_single(problem, params, spec, callback=None):
     fit = spec.load()
     cb = None if callback is None else (lambda it, info: callback(0, it, info))
     init_w = None if params.init_w is None else np.asarray(params.init_w).reshape(-1)
+    if init_model is not None:
+        from svmtool.solvers.warm import linear_start
+
+        init_w = linear_start(init_model, spec, None, problem.n_features, params.bias)
     t0 = time.perf_counter()
     res = fit(indptr, indices, data, y, n_cols, params.C, params.C, params, init_w=init_w,
               callback=cb)

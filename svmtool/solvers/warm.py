@@ -76,6 +76,8 @@ def check_kind(model, spec):
         return
     if kind != "LinearModel":
         _refuse(model, name, spec.name)
+    if spec.task == "regression" and not model.is_regression():
+        _refuse(model, name, spec.name)
     if spec.kind == "multiclass" and model.solver_type != "MCSVM_CS":
         _refuse(model, name, spec.name)
     if spec.kind == "binary" and model.solver_type not in _OVR_TYPES:
@@ -122,6 +124,10 @@ def linear_start(model, spec, labels, n_features, bias, name=None):
             raise ParameterError(f"--init-model {name}: a ranking starts from a model with one "
                                  f"weight vector; {_what(model)} has {W.shape[1]}")
         return _feature_rows(W, old_nf, old_bias, n_features, -1.0)[:, 0]
+    if spec.task == "regression":
+        if not model.is_regression() or W.shape[1] != 1:
+            _refuse(model, name, spec.name)
+        return _feature_rows(W, old_nf, old_bias, n_features, bias)[:, 0]
     if model.is_regression() or model.is_oneclass() or model.labels is None:
         _refuse(model, name, spec.name)
     if spec.kind == "multiclass":
