@@ -3,7 +3,7 @@ svm-scale style scaling on the way."""
 
 import click
 
-from svmtool.cli.common import info, quiet_option, show_progress, zero_based_option
+from svmtool.cli.common import info, quiet_option, show_progress, warn, zero_based_option
 
 CACHE_SUFFIXES = (".cache", ".svmc")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -155,9 +155,6 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
 
     if scale_to or scale_y or save_ranges or restore_ranges:
         from svmtool.io.scale import compute_ranges, restore_ranges as read_ranges, scale
-
-        def warn(message):
-            info(ctx, f"svmtool: warning: {message}", quiet)
 
         t1 = time.perf_counter()
         if restore_ranges:

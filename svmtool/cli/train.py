@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from svmtool.cli.common import info, is_quiet, quiet_option, show_progress, zero_based_option
+from svmtool.cli.common import (info, is_quiet, quiet_option, show_progress, warn,
+                                zero_based_option)
 
 _WEIGHT = re.compile(r"^-w([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$")
 
@@ -272,7 +273,7 @@ def _find_c(prob, params, folds, quiet):
 
     res = find_c(prob, params, 5 if folds is None else folds, report=None if quiet else report)
     if res.stopped.startswith("maximum"):
-        click.echo("svmtool: warning: maximum C reached", err=True)
+        warn("maximum C reached")
     click.echo(f"Best C = {res.best_C:g}  CV accuracy = {100.0 * res.best_rate:g}%", err=True)
 
 
@@ -280,12 +281,12 @@ def _print_report(ctx, model, quiet):
     rep = model.report
     for r in rep["classes"]:
         if r.get("notice"):
-            click.echo(f"svmtool: warning: class {r['label']:g}: {r['notice']}", err=True)
+            warn(f"class {r['label']:g}: {r['notice']}")
     for r in rep["classes"]:
         if not r.get("converged", True):
             msg = r.get("warning") or ("reaching the maximal number of iterations "
                                        f"({r['iterations']}) before the stopping rule was met")
-            click.echo(f"svmtool: warning: class {r['label']:g}: {msg}", err=True)
+            warn(f"class {r['label']:g}: {msg}")
     if quiet:
         return
     for r in rep["classes"]:
