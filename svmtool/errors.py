@@ -5,7 +5,11 @@ Exit status of every svmtool command:
 * 0 -- success;
 * 2 -- misuse or bad input: an unknown option, a bad parameter value, a data or model file that
   does not parse (the message names the file, the line and the reason);
-* 1 -- any other failure (an I/O error while writing, a solver that failed).
+* 1 -- any other failure (an output that cannot be written: a missing or read-only folder, a
+  full disk, a file size limit, an I/O error; a solver that failed);
+* 128 + N -- stopped by signal N: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (no partial
+  output is left behind, see :mod:`svmtool.io.output`); 141 when the reader of standard output
+  went away (SIGPIPE's number; nothing is printed, as ``head`` users expect).
 
 Every error the user can cause is a subclass of :class:`SvmtoolError`; the CLI prints
 ``svmtool: error: <message>`` on one line to stderr and exits with ``exit_code``.
@@ -61,3 +65,35 @@ class CacheFormatError(InputError):
         self.path = path
         self.reason = reason
         super().__init__(f"{path}: {reason}")
+
+
+class OutputError(SvmtoolError):
+    """An output that cannot be written or completed (exit status 1); the message names it."""
+
+
+class StdoutGone(SvmtoolError):
+    """The reader of standard output went away (``| head``): exit 141, SIGPIPE's status, with no
+    message.  Not an OSError, so that nothing on the way out (click included) takes it for a
+    failure of its own."""
+
+    exit_code = 141
+
+    def __init__(self):
+        super().__init__("standard output closed by its reader")
+
+
+class Interrupted(BaseException):
+    """Raised by the CLI's handler of SIGINT, SIGTERM or SIGHUP, so that every ``with`` block and
+    ``finally`` clause on the way out runs (temporary files are removed).  A BaseException, as
+    KeyboardInterrupt, so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum):
+        import signal
+
+        self.signum = signum
+        try:
+            self.signame = signal.Signals(signum).name
+        except ValueError:
+            self.signame = f"signal {signum}"
+        self.exit_code = 128 + signum
+        super().__init__(f"interrupted by {self.signame}")

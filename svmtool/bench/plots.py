@@ -4,6 +4,8 @@ matplotlib they write nothing and :func:`available` says so."""
 import math
 import os
 
+from svmtool.io.output import open_output
+
 HINT = "plots skipped: matplotlib is not installed (pip install 'svmtool[plot]')"
 
 
@@ -104,7 +106,8 @@ def traces(traces, out_dir, tag):
         fig.tight_layout()
         stem = tag if len({t["data"] for t in traces}) == 1 else f"{tag}_{data}"
         path = os.path.join(out_dir, f"{_safe(stem)}_C{C:g}_traces.png")
-        fig.savefig(path, dpi=100)
+        with open_output(path, "wb") as fh:
+            fig.savefig(fh, format="png", dpi=100)
         plt.close(fig)
         files.append(path)
     return files
@@ -130,7 +133,8 @@ def scaling(scaling, out_dir, tag):
     _no_minor_labels(ax)
     fig.tight_layout()
     path = os.path.join(out_dir, f"{_safe(tag)}_scaling.png")
-    fig.savefig(path, dpi=110)
+    with open_output(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
     return [path]
 
@@ -162,6 +166,7 @@ def sweep(rows, what, out_dir, tag):
     _no_minor_labels(ax1, ax2)
     fig.tight_layout()
     path = os.path.join(out_dir, f"{_safe(tag)}_sweep_{key}.png")
-    fig.savefig(path, dpi=110)
+    with open_output(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
     return [path]

@@ -177,5 +177,7 @@ def _clean(o):
 
 
 def write_json(result, path):
-    with open(path, "w") as fh:
+    from svmtool.io.output import open_output
+
+    with open_output(path, "w", encoding="utf-8") as fh:
         json.dump(_clean(result), fh, indent=1)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from svmtool.io.output import open_output
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -132,7 +134,7 @@ def finish(result, out_dir, tag, log=None, link_prefix=""):
         result["notes"].append(plots.HINT)
     result["plots"] = [os.path.basename(f) for f in files]
     report.write_json(result, os.path.join(out_dir, f"{tag}.json"))
-    with open(os.path.join(out_dir, f"{tag}.md"), "w") as fh:
+    with open_output(os.path.join(out_dir, f"{tag}.md"), "w", encoding="utf-8") as fh:
         fh.write(report.markdown(result, files))
     return report.markdown(result, files, link_prefix), files
 
@@ -249,7 +251,7 @@ def main(argv=None):
         "an -e ladder), dotted lines from the solver callback.\n",
     ]
     text = "\n".join(head) + "\n" + "\n".join(sections) + ("\n" + io_md if io_md else "")
-    with open(args.markdown, "w") as fh:
+    with open_output(args.markdown, "w", encoding="utf-8") as fh:
         fh.write(text)
     log(f"wrote {args.markdown} and {args.out}/ in {(time.time() - t0) / 60:.1f} min")
 

@@ -2,16 +2,26 @@
 
 Errors are turned into exit codes here and nowhere else (see :mod:`svmtool.errors`): one line
 ``svmtool: error: ...`` on stderr, no traceback, status 2 for misuse or bad input, 1 otherwise.
+
+Signals: while a command runs, SIGINT, SIGTERM and SIGHUP raise
+:class:`svmtool.errors.Interrupted`, so that the output being written is abandoned cleanly (its
+temporary file removed, an older file left as it was) before the exit with status 128 + the
+signal's number; a signal that was ignored when svmtool started (``nohup``, a background job)
+stays ignored.  A reader of standard output that goes away (``| head``) ends the run quietly.
+Warnings from anywhere are shown as one ``svmtool: warning:`` line each, none with ``-q``.
 """
 
 import importlib
 import os
+import signal
 import sys
+import warnings
 
 import click
 
 from svmtool import __version__
-from svmtool.errors import EXIT_FAILURE, EXIT_USAGE, SvmtoolError
+from svmtool.cli.common import note_quiet, reset_quiet, show_warning
+from svmtool.errors import EXIT_FAILURE, EXIT_USAGE, Interrupted, StdoutGone, SvmtoolError
 
 # name -> (module, one-line help).  A command is listed only once it really works.
 COMMANDS = {
@@ -46,7 +56,8 @@ EPILOG = ("Exit status: 0 success, 2 misuse or bad input (the message names file
 
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="svmtool")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bars or reports on stderr.")
+@click.option("-q", "--quiet", is_flag=True, callback=note_quiet,
+              help="No progress bars, reports or warnings on stderr.")
 @click.pass_context
 def cli(ctx, quiet):
     """Train and use support vector machines on large sparse data.
@@ -56,6 +67,10 @@ def cli(ctx, quiet):
     """
     ctx.ensure_object(dict)
     ctx.obj["quiet"] = quiet
+    # a fresh start for every invocation (the CLI may be called many times in one process):
+    # the group's -q, then the command's own -q when click parses it
+    reset_quiet()
+    note_quiet(ctx, None, quiet)
 
 
 def _fail(message, code):
@@ -68,11 +83,71 @@ def _fail(message, code):
     return code
 
 
+SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def _install_signal_handlers():
+    """Make SIGINT/SIGTERM/SIGHUP raise Interrupted (once); returns what to restore."""
+    state = {"raised": False}
+
+    def handler(signum, frame):
+        if state["raised"]:
+            return                   # a second signal must not cut the clean-up short
+        state["raised"] = True
+        raise Interrupted(signum)
+
+    previous = {}
+    for name in SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            old = signal.getsignal(sig)
+            if old == signal.SIG_IGN:
+                continue
+            signal.signal(sig, handler)
+            previous[sig] = old
+        except ValueError:           # not the main thread: leave signals alone
+            break
+    return previous
+
+
+def _restore_signal_handlers(previous):
+    for sig, old in previous.items():
+        signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+def _stdout_gone():
+    """Point stdout at /dev/null so that no later flush fails again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except Exception:
+        pass
+
+
 def run(args=None):
-    """Run the CLI and return the exit status (never raises for user errors)."""
+    """Run the CLI and return the exit status (never raises for user errors or signals)."""
+    reset_quiet()
+    previous = _install_signal_handlers()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = show_warning
+            return _run(args)
+    except Interrupted as e:         # a signal that came just before or after the command
+        return _fail(str(e), e.exit_code)
+    finally:
+        _restore_signal_handlers(previous)
+
+
+def _run(args):
     try:
         cli.main(args=args, prog_name="svmtool", standalone_mode=False)
         return 0
+    except Interrupted as e:
+        return _fail(str(e), e.exit_code)
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.exceptions.Abort:
@@ -83,18 +158,19 @@ def run(args=None):
         if ctx is not None:
             msg += f" (see '{ctx.command_path} --help')"
         return _fail(msg, EXIT_USAGE if isinstance(e, click.UsageError) else e.exit_code)
+    except StdoutGone as e:
+        _stdout_gone()
+        return e.exit_code
     except SvmtoolError as e:
         return _fail(str(e), e.exit_code)
     except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+        return _fail("interrupted by SIGINT", 128 + signal.SIGINT)
     except BrokenPipeError:
-        # the reader of our stdout went away (e.g. `| head`): not an error of ours
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except Exception:
-            pass
-        return EXIT_FAILURE
+        # the reader of our stdout went away (e.g. `| head`): not an error of ours, no message;
+        # the status a C tool killed by SIGPIPE would give (write errors on named outputs are
+        # OutputError, reported above)
+        _stdout_gone()
+        return 128 + getattr(signal, "SIGPIPE", 13)
     except FileNotFoundError as e:
         return _fail(f"{e.filename}: no such file", EXIT_USAGE)
     except IsADirectoryError as e:

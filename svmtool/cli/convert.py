@@ -3,7 +3,7 @@ svm-scale style scaling on the way."""
 
 import click
 
-from svmtool.cli.common import info, quiet_option, show_progress, zero_based_option
+from svmtool.cli.common import info, quiet_option, show_progress, warn, zero_based_option
 
 CACHE_SUFFIXES = (".cache", ".svmc")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -37,7 +37,7 @@ def _strip_compression(name):
 @click.command("convert", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("input_path", metavar="IN", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("output_path", metavar="OUT",
-                type=click.Path(dir_okay=False, allow_dash=True, writable=True))
+                type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--from", "from_", type=click.Choice(["auto", "svmlight", "csv"]), default="auto",
               show_default=True,
               help="Input format. auto: CSV when IN ends in .csv or .tsv (also .gz/.bz2/.xz), "
@@ -64,7 +64,7 @@ def _strip_compression(name):
                    "Use 0,1 to keep sparse non-negative data sparse.")
 @click.option("--scale-y", "scale_y", callback=_bounds, metavar="LOWER,UPPER",
               help="Also scale the labels to [LOWER,UPPER] (svm-scale -y).")
-@click.option("--save-ranges", type=click.Path(dir_okay=False, allow_dash=True, writable=True),
+@click.option("--save-ranges", type=click.Path(dir_okay=False, allow_dash=True),
               metavar="FILE",
               help="Write the scaling ranges in svm-scale's format (svm-scale -s).  Without "
                    "--scale this scales to svm-scale's default -1,1.")
@@ -156,9 +156,6 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
     if scale_to or scale_y or save_ranges or restore_ranges:
         from svmtool.io.scale import compute_ranges, restore_ranges as read_ranges, scale
 
-        def warn(message):
-            info(ctx, f"svmtool: warning: {message}", quiet)
-
         t1 = time.perf_counter()
         if restore_ranges:
             ranges = read_ranges(restore_ranges)
@@ -189,6 +186,6 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
 
         write_ranges(ranges, save_ranges)
     size = ""
-    if output_path != "-":
+    if output_path != "-" and os.path.isfile(output_path):
         size = f", {os.path.getsize(output_path)} bytes"
     info(ctx, f"wrote {output_path} ({kind}{size}) in {time.perf_counter() - t2:.3f} s", quiet)

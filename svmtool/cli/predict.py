@@ -1,10 +1,11 @@
 """``svmtool predict [options] TEST MODEL OUTPUT`` -- LIBLINEAR's predict, streaming.
 
 The test data is read block by block (memory about one block plus the per-row arrays the
-evaluation needs), scored against the model and written to OUTPUT atomically (``-``: stdout; TEST
-``-``: stdin).  The evaluation goes to stderr: LIBLINEAR's ``Accuracy = ...`` line, plus, for a
-two-class model, precision / recall / F1 of the first label and the ROC AUC of the decision
-values; for a regression model LIBLINEAR's mean squared error and squared correlation lines.
+evaluation needs), scored against the model and written to OUTPUT by the output rule of
+:mod:`svmtool.io.output` (``-``: stdout; TEST ``-``: stdin).  The evaluation goes to stderr:
+LIBLINEAR's ``Accuracy = ...`` line, plus, for a two-class model, precision / recall / F1 of
+the first label and the ROC AUC of the decision values; for a regression model LIBLINEAR's mean
+squared error and squared correlation lines.
 """
 
 import click
@@ -23,7 +24,7 @@ def format_value(v) -> str:
 @click.command("predict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("test", type=click.Path(dir_okay=False, allow_dash=True))
 @click.argument("model_file", metavar="MODEL", type=click.Path(dir_okay=False, allow_dash=True))
-@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True, writable=True))
+@click.argument("output", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-b", "probability", type=click.Choice(["0", "1"]), default="0", show_default=True,
               help="1: write class probabilities (logistic-regression models only), "
                    "as LIBLINEAR's predict -b 1.")
@@ -46,7 +47,7 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
     OUTPUT gets one prediction per line (- for stdout).
     """
     from svmtool.errors import InputError, ParameterError
-    from svmtool.io.atomic import atomic_output
+    from svmtool.io.output import open_output
     from svmtool.io.model_io import load_model
     from svmtool.io.model_text import format_label
 
@@ -77,7 +78,7 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
         decision_values = True
         rank_y, rank_s, rank_q = [], [], []
 
-    with atomic_output(output) as out:
+    with open_output(output) as out:
         if with_proba:
             out.write("labels " + " ".join(label_text) + "\n")
         for chunk in iter_data_chunks(test, chunk_bytes=chunk_bytes, zero_based=zero_based):

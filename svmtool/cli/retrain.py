@@ -98,9 +98,9 @@ def dumps(record, indent=None):
 
 
 def write_report(path, record):
-    from svmtool.io.atomic import atomic_output
+    from svmtool.io.output import open_output
 
-    with atomic_output(path, encoding="utf-8") as f:
+    with open_output(path, encoding="utf-8") as f:
         f.write(dumps(record, indent=1) + "\n")
 
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 import click
 from click.core import ParameterSource
 
-from svmtool.cli.common import info, is_quiet, quiet_option, show_progress, zero_based_option
+from svmtool.cli.common import (info, is_quiet, quiet_option, show_progress, warn,
+                                zero_based_option)
 from svmtool.errors import ParameterError
 
 _WEIGHT = re.compile(r"^-w([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$")
@@ -401,7 +402,7 @@ def _validate(ctx, spec, model, model_file, retrain, zero_based, quiet, rec):
             old_score = score(api.load_model(model_file), val, metric)
         except Exception as e:         # an unreadable old model: no comparison, say why
             old_note = f"the published model could not be scored: {e}"
-            click.echo(f"svmtool: warning: {old_note}", err=True)
+            warn(old_note)
     result = {"file": retrain["validate_file"], "metric": metric, "new": new_score,
               "old": old_score}
     if old_note:
@@ -545,7 +546,7 @@ def _find_c(prob, params, folds, quiet):
 
     res = find_c(prob, params, 5 if folds is None else folds, report=None if quiet else report)
     if res.stopped.startswith("maximum"):
-        click.echo("svmtool: warning: maximum C reached", err=True)
+        warn("maximum C reached")
     click.echo(f"Best C = {res.best_C:g}  CV accuracy = {100.0 * res.best_rate:g}%", err=True)
 
 
@@ -553,12 +554,12 @@ def _print_report(ctx, model, quiet):
     rep = model.report
     for r in rep["classes"]:
         if r.get("notice"):
-            click.echo(f"svmtool: warning: class {r['label']:g}: {r['notice']}", err=True)
+            warn(f"class {r['label']:g}: {r['notice']}")
     for r in rep["classes"]:
         if not r.get("converged", True):
             msg = r.get("warning") or ("reaching the maximal number of iterations "
                                        f"({r['iterations']}) before the stopping rule was met")
-            click.echo(f"svmtool: warning: class {r['label']:g}: {msg}", err=True)
+            warn(f"class {r['label']:g}: {msg}")
     if quiet:
         return
     for r in rep["classes"]:

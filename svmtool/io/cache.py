@@ -48,7 +48,7 @@ import zlib
 import numpy as np
 
 from svmtool.errors import CacheFormatError
-from svmtool.io.atomic import atomic_output
+from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
 CACHE_MAGIC = b"\x93SVMTC\r\n"
@@ -111,7 +111,7 @@ def _arrays_of(problem):
 
 
 def save_cache(problem, path, *, checksum=True):
-    """Write ``problem`` to ``path`` as a cache (atomically; ``"-"`` writes to stdout).
+    """Write ``problem`` to ``path`` as a cache (``"-"`` writes to stdout; see :mod:`svmtool.io.output`).
 
     ``checksum=True`` stores a CRC-32 of the arrays, checked by ``load_cache(verify=True)``.
     """
@@ -139,7 +139,7 @@ def save_cache(problem, path, *, checksum=True):
     head = _HEAD.pack(CACHE_MAGIC, CACHE_VERSION, _HEADER_SIZE, flags, arrays[1].itemsize,
                       n_rows, int(problem.n_features), nnz, *table, total, crc)
     head += _CRC.pack(zlib.crc32(head))
-    with atomic_output(path, "wb") as f:
+    with open_output(path, "wb") as f:
         f.write(head)
         written = len(head)
         for a, off in zip(arrays, table[0::2]):

@@ -13,7 +13,6 @@ not locked: nothing there can be interleaved by a rename.
 
 import contextlib
 import os
-import stat
 import time
 
 from svmtool.errors import SvmtoolError
@@ -34,15 +33,21 @@ def lock_path(path):
     return os.path.join(folder, "." + base + ".lock")
 
 
+def lock_target(path):
+    """The regular file whose writers ``path`` serialises (a symlink's final target), or None
+    for outputs that are written in place: ``-``, devices, pipes, ``/dev/fd/N`` (the rule of
+    :func:`svmtool.io.output.output_kind`)."""
+    if path is None:
+        return None
+    from svmtool.io.output import output_kind
+
+    kind, where = output_kind(path)
+    return where if kind == "atomic" else None
+
+
 def lockable(path) -> bool:
-    """Whether ``path`` is (or will be) a regular file: ``-``, devices and pipes are not."""
-    if path is None or os.fspath(path) == "-":
-        return False
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return True
-    return stat.S_ISREG(mode)
+    """Whether ``path`` is (or will be) a regular file that is replaced atomically."""
+    return lock_target(path) is not None
 
 
 def _holder(fd):
@@ -61,15 +66,27 @@ def locked(path, wait=0.0):
     Another holder: wait up to ``wait`` seconds for it, then raise :class:`LockBusy`
     ("another svmtool (pid N) is writing PATH").  Non-regular targets are not locked.
     """
-    if not lockable(path):
+    target = lock_target(path)
+    if target is None:
         yield None
         return
     import fcntl
 
-    name = lock_path(path)
+    from svmtool.io.output import _error
+
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        from svmtool.errors import OutputError
+
+        raise OutputError(f"cannot write {os.fspath(path)}: no such folder {folder}")
+    name = lock_path(target)
     give_up = time.monotonic() + max(0.0, float(wait or 0.0))
     while True:
-        fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as e:
+            # the folder cannot take the lock file: it cannot take the model either
+            raise _error(os.fspath(path), e) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

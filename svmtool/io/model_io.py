@@ -4,7 +4,7 @@ Writing: :func:`save_model` writes a :class:`svmtool.models.linear.LinearModel` 
 (``solver_type``, ``nr_class``, ``label``, ``nr_feature``, ``bias``, ``rho``, ``w``, then one row
 per feature, each number followed by a space), numbers as ``%.17g`` so they read back exactly,
 independent of the locale (Python's ``%`` formatting never consults it).  ``-`` writes to stdout;
-files are written atomically.
+every path goes through :func:`svmtool.io.output.open_output`.
 
 Reading: :func:`load_model` sniffs the first line and hands the text to the reader of that
 format (the table :data:`READERS`):
@@ -22,13 +22,13 @@ weight row with the wrong number of values, a truncated ``w`` section, labels th
 """
 
 from svmtool.errors import ModelFormatError
-from svmtool.io.atomic import atomic_output
+from svmtool.io.output import open_output
 from svmtool.io.model_text import decode, first_line
 from svmtool.models.linear import LinearModel
 
 
 def save_model(model: LinearModel, path, fmt=None) -> None:
-    """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format, atomically.
+    """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format (see :mod:`svmtool.io.output`).
 
     ``fmt="svmlight"`` writes a linear one-column model in SVMperf's format instead
     (:mod:`svmtool.io.svmlight_model`); with ``fmt=None`` models whose ``report`` asks for it
@@ -42,7 +42,7 @@ def save_model(model: LinearModel, path, fmt=None) -> None:
         text = svmlight_text(model)
     else:
         text = _model_text(model)
-    with atomic_output(path) as f:
+    with open_output(path) as f:
         f.write(text)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.errors import DataFormatError, ParameterError
-from svmtool.io.atomic import atomic_output
+from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
 
@@ -250,8 +250,8 @@ def format_ranges(ranges):
 
 
 def save_ranges(ranges, path):
-    """Write a range file (atomically; ``"-"`` for stdout) that svm-scale -r can read."""
-    with atomic_output(path, "w") as f:
+    """Write a range file (``"-"`` for stdout; see :mod:`svmtool.io.output`) that svm-scale -r can read."""
+    with open_output(path, "w") as f:
         f.write(format_ranges(ranges))
 
 

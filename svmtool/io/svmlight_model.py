@@ -170,8 +170,8 @@ def read_svmlight_model(text, name):
 
 
 def save_svmlight_model(model, path, n_train=None):
-    from svmtool.io.atomic import atomic_output
+    from svmtool.io.output import open_output
 
     text = svmlight_text(model, n_train)
-    with atomic_output(path) as f:
+    with open_output(path) as f:
         f.write(text)

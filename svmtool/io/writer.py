@@ -27,13 +27,13 @@ formatted by Python's ``repr`` in a batch per block and copied into place.
 
 The text is produced in blocks of rows: a jitted pass finds every value's digits, Python formats
 the rare leftovers, and a jitted pass writes the block's bytes into a preallocated buffer, which
-is then written to the file.  Output goes through :func:`svmtool.io.atomic.atomic_output`.
+is then written to the file.  Output goes through :func:`svmtool.io.output.open_output`.
 """
 
 import numpy as np
 
 from svmtool.io._format_jit import BLOCK_NNZ, BLOCK_ROWS, FAIL, MAX_FLOAT_CHARS, shortest_digits, write_rows
-from svmtool.io.atomic import atomic_output
+from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
 
@@ -157,8 +157,8 @@ def dump_svmlight(problem_or_X, dest, y=None, *, qid=None, zero_based=False, com
 
     ``problem_or_X``: a :class:`~svmtool.problem.Problem`, or a matrix (scipy sparse or dense
     numpy; zeros of a dense matrix are not written) with labels ``y``.  ``dest``: a path
-    (written atomically), ``"-"`` for stdout, or a binary file object.  ``qid``: query ids (a
-    Problem's own by default).  ``zero_based``: write indices from 0 (scikit-learn's default)
+    (written by :func:`svmtool.io.output.open_output`), ``"-"`` for stdout, or a binary file
+    object.  ``qid``: query ids (a Problem's own by default).  ``zero_based``: write indices from 0 (scikit-learn's default)
     instead of 1.  ``comments``: one string per row written after ``#`` (a Problem's own by
     default; ``False`` drops them).
     """
@@ -169,7 +169,7 @@ def dump_svmlight(problem_or_X, dest, y=None, *, qid=None, zero_based=False, com
         for chunk in chunks:
             dest.write(chunk)
         return
-    with atomic_output(dest, "wb") as f:
+    with open_output(dest, "wb") as f:
         for chunk in chunks:
             f.write(chunk)
 

@@ -1,0 +1,137 @@
+"""Signals sent to a real ``svmtool`` mid-run: exit 128+N, one line, no partial output, no temp
+file, the previous file byte-identical; SIGPIPE from a reader that leaves: a quiet exit."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import DATA
+from svmtool_proc import one_line, snapshot, start, svmtool, wait_for_handlers, wait_until
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="waits for the handlers through /proc/PID/status")
+
+HEART = DATA / "heart_scale"
+OLD = b"previous output, must survive byte for byte\n"
+SIGNALS = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "heart.model"
+    assert svmtool("train", "-q", HEART, path).returncode == 0
+    return path
+
+
+def _finish(p, timeout=30):
+    try:
+        if p.stdin is not None:
+            with contextlib.suppress(OSError):
+                p.stdin.close()
+        p.wait(timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    err = p.stderr.read()
+    p.stderr.close()
+    return p.returncode, err
+
+
+def _commands(out, model):
+    return {
+        "train": ["train", "-q", "-", out],
+        "predict": ["predict", "-q", "-", model, out],
+        "convert": ["convert", "-q", "-", out],
+    }
+
+
+@pytest.mark.parametrize("sig", sorted(SIGNALS))
+@pytest.mark.parametrize("command", ["train", "predict", "convert"])
+def test_signal_while_reading_input(tmp_path, model, command, sig):
+    # the command reads its data from a pipe that delivers part of a file and then stalls:
+    # the signal finds it in the middle of parsing
+    out = tmp_path / "out"
+    out.write_bytes(OLD)
+    before = snapshot(tmp_path)
+    p = start(*_commands(out, model)[command], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write((DATA / "a9a").read_bytes()[:100_000])
+    p.stdin.flush()
+    wait_for_handlers(p)
+    p.send_signal(getattr(signal, sig))
+    code, err = _finish(p)
+    assert code == SIGNALS[sig], err
+    assert one_line(err) == f"interrupted by {sig}"
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("sig", sorted(SIGNALS))
+def test_signal_while_training_keeps_previous_model(tmp_path, sig):
+    model = tmp_path / "a9a.model"
+    model.write_bytes(OLD)
+    before = snapshot(tmp_path)
+    # a run that would take minutes (tight eps, huge C); its report line says reading is over
+    p = start("train", "-e", "1e-12", "--max-iter", "100000000", "-c", "1000", DATA / "a9a",
+              model, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = p.stderr.readline()
+    assert first.startswith(b"read 32561 examples"), first
+    time.sleep(0.3)
+    assert p.poll() is None
+    p.send_signal(getattr(signal, sig))
+    code, err = _finish(p)
+    assert code == SIGNALS[sig]
+    assert one_line(err) == f"interrupted by {sig}"
+    assert snapshot(tmp_path) == before
+
+
+def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, model):
+    out = tmp_path / "pred"
+    out.write_bytes(OLD)
+    p = start("predict", "-q", "--decision-values", "--chunk-bytes", "4096", "-", model, out,
+              stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write((DATA / "a9a").read_bytes()[:400_000])
+    p.stdin.flush()
+
+    def partial_file():
+        tmps = [n for n in os.listdir(tmp_path) if n != "pred"]
+        return bool(tmps) and os.path.getsize(tmp_path / tmps[0]) > 0
+
+    wait_until(partial_file)                  # predictions already on disk, in the temp file
+    p.send_signal(signal.SIGTERM)
+    code, err = _finish(p)
+    assert code == 143
+    assert one_line(err) == "interrupted by SIGTERM"
+    assert os.listdir(tmp_path) == ["pred"] and out.read_bytes() == OLD
+
+
+def test_ignored_hangup_stays_ignored_as_under_nohup(tmp_path):
+    out = tmp_path / "m.model"
+    p = start("train", "-q", "-", out, stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+              preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    p.stdin.write(HEART.read_bytes()[:5000])
+    p.stdin.flush()
+    wait_for_handlers(p)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(0.2)
+    assert p.poll() is None
+    p.stdin.write(HEART.read_bytes()[5000:])
+    code, err = _finish(p)
+    assert code == 0, err
+    assert out.read_bytes().startswith(b"solver_type ")
+
+
+def test_reader_of_stdout_going_away_is_a_quiet_exit(model):
+    # `svmtool predict ... - | head -1`: far more output than a pipe holds
+    p = start("predict", "-q", "--decision-values", DATA / "a9a", model, "-",
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stdout.readline()
+    p.stdout.close()
+    assert line.strip()
+    assert p.wait(60) == 128 + signal.SIGPIPE
+    assert p.stderr.read() == b""
+    p.stderr.close()
