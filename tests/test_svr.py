@@ -118,3 +118,59 @@ def test_api_fit_directly():
                                     10.0, params)
         assert res.converged
         assert np.mean((X @ res.w - y) ** 2) < 0.05
+
+
+def _liblinear_find(data, options):
+    """LIBLINEAR's (best C, best p, best score) of ``train -C`` (liblinear-official)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from liblinear.liblinearutil import svm_read_problem, train;"
+            "y, x = svm_read_problem(sys.argv[1]); print(json.dumps(train(y, x, sys.argv[2])))")
+    r = subprocess.run([sys.executable, "-c", code, str(data), options + " -q"], check=True,
+                       capture_output=True, text=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_start_c_of_svr_is_liblinears_formula():
+    """calc_start_C for -s 11: 0.01 sum max(|y|-p,0)^2 / (8 (sum|y|)^2 max|x|^2), to a power
+    of two below."""
+    import math
+
+    from svmtool.params import SvrParams, TrainParams
+    from svmtool.problem import Problem
+    from svmtool.solvers.param_search import start_C
+
+    prob = Problem(indptr=np.array([0, 1, 3, 4]), indices=np.array([0, 0, 1, 1]),
+                   data=np.array([1.0, 2.0, 1.0, 0.5]), y=np.array([3.0, -1.0, 0.2]),
+                   n_features=2)
+    p = TrainParams(solver="svr-l2", svr=SvrParams(p=0.5))
+    loss = 2.5 ** 2 + 0.5 ** 2
+    want = 2.0 ** math.floor(math.log2(0.01 * loss / (8 * 4.2 ** 2 * 5.0)))
+    assert start_C(prob, p) == want
+    p0 = TrainParams(solver="svr-l2", svr=SvrParams(p=3.0))
+    assert start_C(prob, p0) == math.inf      # no loss at any C: nothing to search
+
+
+@pytest.mark.shared
+def test_find_c_and_p_for_svr_as_liblinear(tmp_path):
+    """-s 11 -C searches (C, p): on abalone svmtool and LIBLINEAR choose the same pair, with
+    cross-validated MSEs within 2% (the folds are drawn differently)."""
+    data = shared_file("abalone", "abalone_scale")
+    r = run_cli("train", "-s", "11", "-C", data)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode().strip().splitlines()
+    assert any(l.startswith("log2c=") and "\tp=" in l and "Mean squared error=" in l
+               for l in lines)
+    best = lines[-1].split()
+    assert best[:3] == ["Best", "C", "="] and best[4:7] == ["Best", "p", "="], lines[-1]
+    C, p, mse = float(best[3]), float(best[7]), float(best[-1])
+    ll_C, ll_p, ll_mse = _liblinear_find(data, "-s 11 -C")
+    assert (C, p) == (ll_C, ll_p)
+    assert abs(mse - ll_mse) <= 0.02 * ll_mse
+    # an explicit -p starts the p grid there: no p above it is tried
+    r = run_cli("train", "-s", "11", "-C", "-p", "3", data)
+    ps = {float(l.split("p=")[1].split()[0]) for l in r.stderr.decode().splitlines()
+          if l.startswith("log2c=")}
+    assert ps and max(ps) <= 3.0

@@ -223,7 +223,7 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     prob, params, _ = _read(ctx, spec, params, train_file, model_format, zero_based, threads,
                             perf_c, kernel_opts, quiet)
     if find_c:
-        _find_c(prob, params, folds, quiet)
+        _find_c(ctx, spec, prob, params, folds, quiet)
         return
 
     import numpy as np
@@ -535,18 +535,31 @@ def _progress(ctx, quiet, name):
     return callback, bar
 
 
-def _find_c(prob, params, folds, quiet):
-    """LIBLINEAR's train -C: one line per C (not with -q), then the best (all on stderr)."""
+def _find_c(ctx, spec, prob, params, folds, quiet):
+    """LIBLINEAR's train -C: one line per C (not with -q), then the best (all on stderr).  An
+    explicit -c is where the C path starts; for svr-l2 (-s 11) an explicit -p is where the p
+    grid starts, as in LIBLINEAR."""
     import math
 
     from svmtool.solvers.param_search import find_c
 
-    def report(c, rate):
-        click.echo(f"log2c={math.log2(c):7.2f}\trate={100.0 * rate:g}", err=True)
+    def report(c, score, p=None):
+        if p is None:
+            click.echo(f"log2c={math.log2(c):7.2f}\trate={100.0 * score:g}", err=True)
+        else:
+            click.echo(f"log2c={math.log2(c):7.2f}\tp={p:7.2f}\tMean squared error={score:g}",
+                       err=True)
 
-    res = find_c(prob, params, 5 if folds is None else folds, report=None if quiet else report)
+    start = params.C if _given(ctx, "C") else None
+    start_p = params.svr.p if _given(ctx, "svr_p") else None
+    res = find_c(prob, params, 5 if folds is None else folds, start=start, start_p=start_p,
+                 report=None if quiet else report)
     if res.stopped.startswith("maximum"):
         warn("maximum C reached")
+    if spec.task == "regression":
+        click.echo(f"Best C = {res.best_C:g} Best p = {res.best_p:g}  CV MSE = "
+                   f"{res.best_rate:g}", err=True)
+        return
     click.echo(f"Best C = {res.best_C:g}  CV accuracy = {100.0 * res.best_rate:g}%", err=True)
 
 
