@@ -22,7 +22,7 @@ import numpy as np
 
 from svmtool.errors import ParameterError
 from svmtool.params import TrainParams, make_params
-from svmtool.labels import class_index, class_weights, group_classes
+from svmtool.labels import check_class_labels, class_index, class_weights, group_classes
 from svmtool.problem import Problem, with_bias
 
 
@@ -54,6 +54,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
         params = replace(params, deadline=time.monotonic() + float(params.time_limit))
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
+    check_labels(problem, spec)
     if isinstance(init_model, (str, os.PathLike)):
         path = os.fspath(init_model)
         init_model = load_model(path)
@@ -170,6 +171,15 @@ def _row_dots(indptr, indices, data, w):
     return np.bincount(rows, weights=vals, minlength=n)
 
 
+def check_labels(problem, spec):
+    """Classification solvers need integer class labels (regression, ranking and the one-class
+    SVM take any); the error names the line of the first other label when the problem was read
+    from text."""
+    if spec.task == "classification":
+        check_class_labels(problem.y, spec.name, problem.source,
+                           getattr(problem, "label_note", None))
+
+
 # below this many stored values a class takes a few milliseconds: threads would not pay
 OVR_THREAD_MIN_NNZ = 50_000
 
@@ -208,6 +218,9 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     than folds, every row is its own fold (leave-one-out).
     """
     params = make_params(params, kwargs)
+    from svmtool.solvers import get_spec
+
+    check_labels(problem, get_spec(params.solver))     # before the folds lose the line numbers
     n = problem.n_rows
     if nr_fold < 2:
         raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")

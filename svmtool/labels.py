@@ -9,6 +9,35 @@ import warnings
 
 import numpy as np
 
+# LIBLINEAR and LIBSVM keep class labels as C ints in their models (``label 1 -1``); a
+# classification solver takes only labels that are such integers (regression and ranking take any)
+MIN_CLASS_LABEL = -2.0**31
+MAX_CLASS_LABEL = 2.0**31 - 1
+
+
+def check_class_labels(y, solver, source="<memory>", note=None):
+    """Refuse labels that are not class labels for the classification solver ``solver``.
+
+    Raises :class:`~svmtool.errors.DataFormatError` naming the first such label: its file and
+    line when ``note`` (``Problem.label_note``, set by the text readers) gives them, else its
+    example number.  Costs a few vectorised passes over ``y``.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    ok = (y == np.floor(y)) & (y >= MIN_CLASS_LABEL) & (y <= MAX_CLASS_LABEL)
+    if ok.all():
+        return
+    from svmtool.errors import DataFormatError
+
+    row = int(np.argmin(ok))
+    reason = (f"is not a class label (an integer from {int(MIN_CLASS_LABEL)} to "
+              f"{int(MAX_CLASS_LABEL)}): -s {solver} is a classification solver; for "
+              f"real-valued targets use a regression solver (-s svr-l2, svr-l2-dual, svr-l1-dual) "
+              f"or -s ordinal")
+    if note is not None:
+        line, token = note
+        raise DataFormatError(source, line, f"label {token!r} {reason}")
+    raise DataFormatError(source, None, f"example {row + 1}: label '{float(y[row])!r}' {reason}")
+
 
 def group_classes(y):
     """LIBLINEAR's class grouping.

@@ -3,12 +3,18 @@
 Arrays (the contract the jitted kernels rely on):
 
 * ``indptr``  int64, length ``n_rows + 1``;
-* ``indices`` int32 (int64 only when a feature index does not fit in int32), 0-based columns,
+* ``indices`` int32 (int64 only for arrays built in memory wider than int32: the text readers
+  refuse a feature index beyond 2**31 - 1, as a model could not hold it), 0-based columns,
   strictly increasing within a row;
 * ``data``    float64;
 * ``y``       float64 labels, length ``n_rows``;
 * ``qid``     int64 query ids or ``None``;
 * ``comments`` list of str (the text after ``#`` on each row) or ``None``.
+
+``label_note`` is set by the text readers: ``(line, label text)`` of the first row whose label is
+not a class label (not an integer that a C int holds), or ``None``.  Regression and ranking take
+any real label; classification solvers refuse such a label and name that line (svmtool.api).
+It describes the file as read, so :meth:`take_rows` does not carry it over.
 
 Column ``j`` is feature ``j + 1`` of a one-based svmlight file.  No scipy object is built unless
 :attr:`X` is asked for, so loading and training never pay scipy's import.
@@ -30,6 +36,7 @@ class Problem:
     qid: Optional[np.ndarray] = None
     comments: Optional[list] = None
     source: str = field(default="<memory>", compare=False)
+    label_note: Optional[tuple] = field(default=None, compare=False, repr=False)
 
     @property
     def n_rows(self) -> int:

@@ -25,11 +25,13 @@ from svmtool.io.svmlight import load_svmlight
 _TMPDIR = tempfile.mkdtemp(prefix="svmtool-test-parse-py-")
 
 
-def _arrays(indptr, indices, data, y, qid, comments, max_col):
-    """A comparable, bit-exact summary: dtypes and raw bytes of every array."""
+def _arrays(indptr, indices, data, y, qid, comments, max_col, note):
+    """A comparable, bit-exact summary: dtypes and raw bytes of every array, and the note of the
+    first label that is not a class label."""
     def arr(a):
         return None if a is None else (a.dtype.str, a.shape, a.tobytes())
-    return ("ok", arr(indptr), arr(indices), arr(data), arr(y), arr(qid), comments, int(max_col))
+    return ("ok", arr(indptr), arr(indices), arr(data), arr(y), arr(qid), comments, int(max_col),
+            note)
 
 
 def reference(raw, zero_based, comments, name="input.svm"):
@@ -43,7 +45,8 @@ def reference(raw, zero_based, comments, name="input.svm"):
         return ("error", e.line, e.reason)
     finally:
         os.unlink(path)
-    return _arrays(p.indptr, p.indices, p.data, p.y, p.qid, p.comments, p.n_features - 1)
+    return _arrays(p.indptr, p.indices, p.data, p.y, p.qid, p.comments, p.n_features - 1,
+                   p.label_note)
 
 
 def ours(raw, zero_based, comments, name="input.svm"):
@@ -61,7 +64,8 @@ def assert_same(raw, zero_based=False, comments=False):
         # a readable failure: the first differing part
         if ref[0] != got[0] or ref[0] == "error":
             raise AssertionError(f"input {raw[:2000]!r}\n jitted: {ref[:3]}\n python: {got[:3]}")
-        names = ["status", "indptr", "indices", "data", "y", "qid", "comments", "max_col"]
+        names = ["status", "indptr", "indices", "data", "y", "qid", "comments", "max_col",
+                 "label_note"]
         for n, a, b in zip(names, ref, got):
             assert a == b, f"input {raw[:2000]!r}: {n} differs\n jitted: {a}\n python: {b}"
     # the exact (line by line) path must agree too, on inputs the whole-input fast path takes
@@ -132,6 +136,11 @@ def test_file_name_in_error():
     b"1 1:nan\n2 2147483649:1\n", b"1 999999999999999999:1\n", b"1 1000000000000000000:1\n",
     b"1 qid:9223372036854775807\n", b"1 qid:-9223372036854775807 1:1\n",
     b"1 qid:9223372036854775808\n", b"1 qid:-9223372036854775808\n", b"1 qid:000000000000000000000007\n",
+    b"1 qid:-9223372036854775809\n", b"1 qid:-09223372036854775808 1:1\n", b"1 qid:-0\n",
+    b"1 2147483647:1\n", b"1 2147483646:1\n", b"1 1:1 2147483648:1 3:1\n", b"1 0000000000000000000002:1\n",
+    b"1 1234567890123456789:1\n", b"1 000000000000000000000000:1\n", b"1 2:1 99999999999999999999999:1\n",
+    b"1.5 1:1\n", b"# c\n\n 1 1:1\n2.25#x\n", b"1e100 1:1\n", b"2147483648 1:1\n-2147483648 1:1\n",
+    b"-2147483649\n", b"1 1:1\n" + b"0.5" * 30 + b"e-90\n", b"0.5" * 300 + b"\n",
     b"1 1:1 qid:4 2:2 qid:5\n", b"1 qid:\n", b"1 qid\n", b"1 sid\n", b"1 sid:\n", b"1 cost:\n",
     b"1 cost\n", b"1 costs:1\n", b"1 sidx:1\n", b"1 qidx:1\n", b"1 1:1 cost", b"1 1:1 qid",
     b"1 cost:x:y 1:2\n", b"1 sid:#c\n", b"1 1:\n", b"1 :1\n", b"1 1:1:1\n", b"1 -1:1\n", b"1 +1:1\n",

@@ -165,13 +165,49 @@ def test_chunks_concatenate_to_the_whole():
                         for i, c in enumerate(chunks)]), ref.indptr[1:])
 
 
-def test_indices_beyond_int32_switch_to_int64(tmp_path):
+@pytest.mark.parametrize("engine", ["jit", "python"])
+def test_index_beyond_a_model_is_refused_while_reading(tmp_path, engine):
+    """Issue 13, defect 6: an index a model cannot hold (LIBLINEAR's int) is a read error, found
+    before any array of that width exists; the largest one that fits is still read."""
     f = tmp_path / "big.svm"
-    f.write_text("1 1:1 3000000000:2\n-1 2:1\n")
-    p = load_svmlight(f)
-    assert p.indices.dtype == np.int64
-    np.testing.assert_array_equal(p.indices, [0, 2999999999, 1])
-    assert p.n_features == 3000000000
+    f.write_text("1 1:1 2147483647:2\n-1 2:1\n")
+    p = _reader.load_svmlight(f, engine=engine)
+    assert p.indices.dtype == np.int32 and p.n_features == 2**31 - 1
+    np.testing.assert_array_equal(p.indices, [0, 2**31 - 2, 1])
+    f.write_text("1 1:1\n-1 2:1 2147483648:2\n")
+    with pytest.raises(DataFormatError) as e:
+        _reader.load_svmlight(f, engine=engine)
+    assert (e.value.line, e.value.reason) == (
+        2, "feature index in '2147483648:2' is beyond what a model can hold "
+           "(at most 2147483647 features, LIBLINEAR's int)")
+    f.write_text("1 2147483647:1\n")                # the 2**31-th feature, zero-based
+    with pytest.raises(DataFormatError, match="beyond what a model can hold"):
+        _reader.load_svmlight(f, engine=engine, zero_based=True)
+    f.write_text("1 " + "9" * 40 + ":1\n")         # far beyond int64 too
+    with pytest.raises(DataFormatError, match="beyond what a model can hold"):
+        _reader.load_svmlight(f, engine=engine)
+    f.write_text("1 " + "0" * 40 + "3:1\n")        # leading zeros are not significant digits
+    assert _reader.load_svmlight(f, engine=engine).indices.tolist() == [2]
+
+
+def test_index_beyond_a_model_in_a_compressed_stream(tmp_path):
+    f = tmp_path / "big.gz"
+    f.write_bytes(gzip.compress(b"1 1:1\n1 4000000000:1\n"))
+    with pytest.raises(DataFormatError, match=r"^.*big.gz:2: feature index in '4000000000:1'"):
+        load_svmlight(f)
+
+
+@pytest.mark.parametrize("engine", ["jit", "python"])
+def test_qid_takes_all_of_int64(tmp_path, engine):
+    """Issue 13, defect 7: qid:-9223372036854775808 fits in 64 bits."""
+    f = tmp_path / "q.svm"
+    f.write_text("1 qid:-9223372036854775808 1:1\n2 qid:9223372036854775807 1:1\n")
+    p = _reader.load_svmlight(f, engine=engine)
+    assert p.qid.tolist() == [-2**63, 2**63 - 1]
+    for bad in ("-9223372036854775809", "9223372036854775808"):
+        f.write_text(f"1 qid:{bad} 1:1\n")
+        with pytest.raises(DataFormatError, match="is not a 64-bit integer"):
+            _reader.load_svmlight(f, engine=engine)
 
 
 # numbers of every shape, written as text, must read back exactly as Python's float() reads them

@@ -18,8 +18,14 @@ strings with at most 19 significant digits whose mantissa fits in 53 bits and wh
 exponent is within +-22 take Clinger's fast path (one exact IEEE multiplication or division);
 everything else goes through the C library's ``strtod``.
 
+Limits: a feature index must fit in LIBLINEAR's int (column at most ``MAX_COLUMN``, checked as
+the index is read, so an absurd index never reaches an allocation); ``qid`` is any int64.
+
 Errors are not raised here: :func:`fill_piece` returns a status code and the byte offset of the
-offending token, and the Python layer turns that into ``FILE:LINE: reason``.
+offending token, and the Python layer turns that into ``FILE:LINE: reason``.  It also returns the
+offset of the first label that is not a class label (not an integer a C int holds; see
+``_grammar.MAX_CLASS_LABEL``), which costs one comparison per row and lets a classification
+solver name that line later.
 """
 
 import numpy as np
@@ -29,17 +35,20 @@ from svmtool._jit import c_strtod, njit
 # status codes and messages: one definition shared with the pure-Python parser
 from svmtool.io._grammar import (  # noqa: E402,F401
     ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
-    ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NEED_INT64, ERR_NO_LABEL, ERR_NOT_INCREASING,
-    ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_TOKEN, MESSAGES, OK)
+    ERR_INDEX_TOO_BIG, ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING,
+    ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_CLASS_LABEL, MAX_COLUMN, MAX_TOKEN, MESSAGES,
+    MIN_CLASS_LABEL, OK)
 
 # exact powers of ten for Clinger's fast path
 _P10 = np.array([10.0 ** k for k in range(23)], dtype=np.float64)
 _MAX_TOKEN = MAX_TOKEN    # longest number handed to strtod (bytes)
 _TWO53 = 1 << 53
 
-INT32_LIMIT = np.int64(2**31 - 1)
-_INT64_MAX = np.int64(2**63 - 1)
-INT64_LIMIT = np.int64(2**62)
+COLUMN_LIMIT = np.int64(MAX_COLUMN)
+# qid: digits accumulate as a negative number (|INT64_MIN| = INT64_MAX + 1 fits only there)
+_QID_CUTOFF = np.int64((2**63 - 1) // 10)
+_LABEL_LO = float(MIN_CLASS_LABEL)
+_LABEL_HI = float(MAX_CLASS_LABEL)
 
 
 @njit
@@ -169,7 +178,9 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
 
     Writes indptr[row0 + r + 1] (absolute positions), y[row0 + r], qid[row0 + r] (0 where absent),
     indices/data from nnz0, and when ``want_comments`` the byte span of each row's comment.
-    Returns (status, error_offset, rows, nnz, largest_column, has_qid).
+    ``max_col`` is the largest column accepted (``COLUMN_LIMIT``).
+    Returns (status, error_offset, rows, nnz, largest_column, has_qid, note_offset), the last
+    being the offset of the first label that is not a class label (-1 if none).
     """
     tmp = np.empty(_MAX_TOKEN + 1, dtype=np.uint8)
     p10 = _P10
@@ -178,6 +189,7 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
     k = nnz0
     biggest = np.int64(-1)
     has_qid = False
+    note = -1
     while i < end:
         # start of a line: skip leading white space
         while i < end and _is_ws(buf[i]):
@@ -200,17 +212,19 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
             st = 1
         if st != 0:
             if st == 2:
-                return ERR_LABEL_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid
+                return ERR_LABEL_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid, note
             if st == 3:
-                return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid
+                return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid, note
             # a feature where the label should be?
             q = tok
             while q < end and not _is_delim(buf[q]):
                 if buf[q] == 58:
-                    return ERR_NO_LABEL, tok, r - row0, k - nnz0, biggest, has_qid
+                    return ERR_NO_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note
                 q += 1
-            return ERR_BAD_LABEL, tok, r - row0, k - nnz0, biggest, has_qid
+            return ERR_BAD_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note
         y[r] = lab
+        if note < 0 and not (lab == np.floor(lab) and _LABEL_LO <= lab <= _LABEL_HI):
+            note = tok
         qid[r] = 0
         if want_comments:
             cstart[r] = 0
@@ -241,36 +255,40 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
             tok = i
             if 48 <= c <= 57:
                 idx = np.int64(0)
-                nd = 0
+                nd = 0          # significant digits (leading zeros are not)
                 while i < end and 48 <= buf[i] <= 57:
-                    if nd < 18:
-                        idx = idx * 10 + (buf[i] - 48)
-                    nd += 1
+                    d = buf[i] - 48
+                    if nd > 0 or d != 0:
+                        if nd < 18:
+                            idx = idx * 10 + d
+                        nd += 1
                     i += 1
-                if nd > 18 or i >= end or buf[i] != 58:
-                    return ERR_BAD_INDEX, tok, r - row0, k - nnz0, biggest, has_qid
+                if i >= end or buf[i] != 58:
+                    return ERR_BAD_INDEX, tok, r - row0, k - nnz0, biggest, has_qid, note
+                if nd > 18:
+                    return ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest, has_qid, note
                 i += 1
                 if zero_based:
                     col = idx
                 else:
                     if idx == 0:
-                        return ERR_INDEX_ZERO, tok, r - row0, k - nnz0, biggest, has_qid
+                        return ERR_INDEX_ZERO, tok, r - row0, k - nnz0, biggest, has_qid, note
                     col = idx - 1
                 if col <= prev:
                     if col == prev:
-                        return ERR_DUPLICATE, tok, r - row0, k - nnz0, biggest, has_qid
-                    return ERR_NOT_INCREASING, tok, r - row0, k - nnz0, biggest, has_qid
+                        return ERR_DUPLICATE, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return ERR_NOT_INCREASING, tok, r - row0, k - nnz0, biggest, has_qid, note
                 if col > max_col:
-                    return ERR_NEED_INT64, tok, r - row0, k - nnz0, biggest, has_qid
+                    return ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest, has_qid, note
                 val, i, st = _parse_number(buf, i, end, tmp, p10)
                 if st == 0 and i < end and not _is_delim(buf[i]):
                     st = 1
                 if st != 0:
                     if st == 2:
-                        return ERR_VALUE_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid
+                        return ERR_VALUE_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid, note
                     if st == 3:
-                        return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid
-                    return ERR_BAD_VALUE, tok, r - row0, k - nnz0, biggest, has_qid
+                        return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return ERR_BAD_VALUE, tok, r - row0, k - nnz0, biggest, has_qid, note
                 indices[k] = col
                 data[k] = val
                 k += 1
@@ -284,20 +302,22 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
                 if i < end and (buf[i] == 45 or buf[i] == 43):
                     qneg = buf[i] == 45
                     i += 1
-                qv = np.int64(0)
+                qv = np.int64(0)        # minus the value read so far
+                last = 8 if qneg else 7  # last digit of INT64_MIN / INT64_MAX
                 nd = 0
                 overflow = False
                 while i < end and 48 <= buf[i] <= 57:
                     d = np.int64(buf[i] - 48)
-                    if qv > (_INT64_MAX - d) // 10:
-                        overflow = True
-                    else:
-                        qv = qv * 10 + d
+                    if not overflow:
+                        if qv < -_QID_CUTOFF or (qv == -_QID_CUTOFF and d > last):
+                            overflow = True
+                        else:
+                            qv = qv * 10 - d
                     nd += 1
                     i += 1
                 if nd == 0 or overflow or (i < end and not _is_delim(buf[i])):
-                    return ERR_BAD_QID, tok, r - row0, k - nnz0, biggest, has_qid
-                qid[r] = -qv if qneg else qv
+                    return ERR_BAD_QID, tok, r - row0, k - nnz0, biggest, has_qid, note
+                qid[r] = qv if qneg else -qv
                 has_qid = True
             elif ((c == 115 and i + 3 < end and buf[i + 1] == 105 and buf[i + 2] == 100
                    and buf[i + 3] == 58)
@@ -306,10 +326,10 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
                 while i < end and not _is_delim(buf[i]):
                     i += 1
             else:
-                return ERR_BAD_TOKEN, tok, r - row0, k - nnz0, biggest, has_qid
+                return ERR_BAD_TOKEN, tok, r - row0, k - nnz0, biggest, has_qid, note
         r += 1
         indptr[r] = k
-    return OK, -1, r - row0, k - nnz0, biggest, has_qid
+    return OK, -1, r - row0, k - nnz0, biggest, has_qid, note
 
 
 @njit

@@ -40,13 +40,13 @@ import numpy as np
 from svmtool.errors import DataFormatError
 from svmtool.io._grammar import (
     ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
-    ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING, ERR_TOO_LONG,
-    ERR_VALUE_NOT_FINITE, MAX_INDEX_DIGITS, MAX_TOKEN, MESSAGES, TOKEN_QUOTE_BYTES,
+    ERR_INDEX_TOO_BIG, ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING,
+    ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_CLASS_LABEL, MAX_COLUMN, MAX_INDEX_DIGITS, MAX_TOKEN,
+    MESSAGES, MIN_CLASS_LABEL, TOKEN_QUOTE_BYTES,
 )
 
 __all__ = ["parse_bytes"]
 
-_INT32_LIMIT = 2**31 - 1
 _INT64_MAX = 2**63 - 1
 _TWO53 = 1 << 53
 
@@ -220,9 +220,12 @@ def _parse_line(s, zero_based):
         tok = i
         if 48 <= c <= 57:                          # index:value
             j = _DIGITS.match(s, i).end()
-            if j - i > MAX_INDEX_DIGITS or j >= end or s[j] != 58:
+            if j >= end or s[j] != 58:
                 raise _LineError(ERR_BAD_INDEX, tok)
-            idx = int(s[i:j])
+            significant = s[i:j].lstrip(b"0")
+            if len(significant) > 18:
+                raise _LineError(ERR_INDEX_TOO_BIG, tok)
+            idx = int(significant) if significant else 0
             i = j + 1
             if zero_based:
                 col = idx
@@ -232,6 +235,8 @@ def _parse_line(s, zero_based):
                 col = idx - 1
             if col <= prev:
                 raise _LineError(ERR_DUPLICATE if col == prev else ERR_NOT_INCREASING, tok)
+            if col > MAX_COLUMN:
+                raise _LineError(ERR_INDEX_TOO_BIG, tok)
             vstart = i
             v, i, st = _number(s, i)
             if st == 0 and i < end and s[i] not in _DELIM:
@@ -251,7 +256,8 @@ def _parse_line(s, zero_based):
             if not digits or (i < end and s[i] not in _DELIM):
                 raise _LineError(ERR_BAD_QID, tok)
             digits = digits.lstrip(b"0")
-            if len(digits) > 19 or (digits and int(digits) > _INT64_MAX):
+            limit = _INT64_MAX + 1 if sign == b"-" else _INT64_MAX    # int64's range
+            if len(digits) > 19 or (digits and int(digits) > limit):
                 raise _LineError(ERR_BAD_QID, tok)
             qv = int(digits) if digits else 0
             qid = -qv if sign == b"-" else qv
@@ -263,10 +269,8 @@ def _parse_line(s, zero_based):
     return label, b" ".join(items), len(items), qid, comment
 
 
-def _data_format_error(name, lines, lineno, err):
-    """The DataFormatError of ``_Parser.raise_error`` for an error in line ``lineno`` (0-based)."""
-    s = lines[lineno]
-    off = err.offset
+def _quote(s, off):
+    """The token at s[off:] (one line) as the jitted reader quotes it in messages."""
     limit = min(len(s), off + TOKEN_QUOTE_BYTES)
     end = off
     while end < limit and s[end] not in _WS:
@@ -275,7 +279,27 @@ def _data_format_error(name, lines, lineno, err):
     # a token cut at the quote limit (the end of a line or of the input is a natural end)
     if end == limit and limit < len(s) and s[limit] not in _WS:
         token += "..."
+    return token
+
+
+def _data_format_error(name, lines, lineno, err):
+    """The DataFormatError of ``_Parser.raise_error`` for an error in line ``lineno`` (0-based)."""
+    token = _quote(lines[lineno], err.offset)
     return DataFormatError(name, lineno + 1, MESSAGES[err.status].format(token=token))
+
+
+def _first_non_class_label(y):
+    """Index of the first label that is not a class label (see _grammar), or None."""
+    ok = (y == np.floor(y)) & (y >= MIN_CLASS_LABEL) & (y <= MAX_CLASS_LABEL)
+    if ok.all():
+        return None
+    return int(np.argmin(ok))
+
+
+def _label_note(line):
+    """(1-based line number, quoted label) of the label of line ``line`` = (number, bytes)."""
+    n, s = line
+    return n + 1, _quote(s, len(s) - len(s.lstrip(_WS)))
 
 
 def _comment_text(c):
@@ -326,7 +350,7 @@ def _first_bad_row(indptr, cols, data, y):
         np.greater(cols[1:], cols[:-1], out=step[1:])
         starts = indptr[:-1]
         step[starts[starts < nnz]] = True          # the first feature of a row has no predecessor
-        problem = ~step | (cols < 0) | ~np.isfinite(data)
+        problem = ~step | (cols < 0) | (cols > MAX_COLUMN) | ~np.isfinite(data)
         hit = np.flatnonzero(problem)
         if len(hit):
             bad.append(int(np.searchsorted(indptr, hit[0], side="right")) - 1)
@@ -337,16 +361,20 @@ def _first_bad_row(indptr, cols, data, y):
     return min(bad) if bad else None
 
 
-def _finish(name, indptr, cols, data, y, qids, comments, want_comments):
+def _finish(name, indptr, cols, data, y, qids, comments, want_comments, line_of_row):
+    """The arrays of parse_bytes; ``line_of_row(r)`` gives (0-based line number, line bytes) of
+    row r (asked only for the first row whose label is not a class label)."""
     if len(y) == 0:
         raise DataFormatError(name, None, "empty input: no examples found")
     max_col = int(cols.max()) if len(cols) else -1
-    indices = cols.astype(np.int32) if max_col <= _INT32_LIMIT else cols
+    indices = cols.astype(np.int32)          # every column is at most MAX_COLUMN (checked)
     qid = None
     if qids is not None:
         qid = np.array([int(q) if q else 0 for q in qids], dtype=np.int64)
     comment_list = [_comment_text(c) for c in comments] if want_comments else None
-    return indptr, indices, data, y, qid, comment_list, max_col
+    r = _first_non_class_label(y)
+    note = None if r is None else _label_note(line_of_row(r))
+    return indptr, indices, data, y, qid, comment_list, max_col, note
 
 
 def _parse_fast(raw, name, zero_based, want_comments):
@@ -372,8 +400,13 @@ def _parse_fast(raw, name, zero_based, want_comments):
     if _first_bad_row(indptr, cols, data, y) is not None:
         return None
     has_qid = any(qids)
+
+    def line_of_row(r):
+        n = [k for k, t in enumerate(found) if t[0]][r]
+        return n, raw.split(b"\n")[n]
+
     return _finish(name, indptr, cols, data, y, qids if has_qid else None, comments,
-                   want_comments)
+                   want_comments, line_of_row)
 
 
 def _parse_exact(raw, name, zero_based, want_comments):
@@ -432,17 +465,18 @@ def _parse_exact(raw, name, zero_based, want_comments):
     if pending is not None:
         raise _data_format_error(name, lines, pending[0], pending[1]) from None
     return _finish(name, indptr, cols, data, y, qids if has_qid else None, comments,
-                   want_comments)
+                   want_comments, lambda r: (row_line[r], lines[row_line[r]]))
 
 
 def parse_bytes(raw, name, zero_based, want_comments):
     """Parse svmlight text held in memory.
 
-    Returns ``(indptr, indices, data, y, qid, comments, max_col)``: CSR arrays (indptr int64,
-    indices int32 -- int64 when a column exceeds 2**31-1 --, data float64), the labels (float64),
-    the query ids (int64, 0 where absent) or None when no line has one, the comments (a list of
-    str, "" for rows without one) or None unless ``want_comments``, and the largest 0-based
-    column (-1 when there is no feature at all; ``n_features`` is ``max_col + 1``).  Raises
+    Returns ``(indptr, indices, data, y, qid, comments, max_col, label_note)``: CSR arrays
+    (indptr int64, indices int32, data float64), the labels (float64), the query ids (int64, 0
+    where absent) or None when no line has one, the comments (a list of str, "" for rows without
+    one) or None unless ``want_comments``, the largest 0-based column (-1 when there is no
+    feature at all; ``n_features`` is ``max_col + 1``) and (line, label) of the first label that
+    is not a class label, or None (``Problem.label_note``).  Raises
     DataFormatError(name, line, reason) exactly as the jitted reader does, and
     DataFormatError(name, None, "empty input: no examples found") when there is no example.
     """

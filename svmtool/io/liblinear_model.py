@@ -141,6 +141,8 @@ def _read_weights(lines, w_line, n_rows, nr_w, name):
         if any("_" in t for t in flat):
             raise ValueError
         w = np.array([float(t) for t in flat], dtype=np.float64)
+        if not np.all(np.isfinite(w)):
+            raise ValueError
     except ValueError:
         # find the culprit for the message
         for i, r in enumerate(rows):

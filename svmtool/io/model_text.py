@@ -7,6 +7,7 @@ row lines of LIBSVM-style sections (``<prefix numbers> index:value ...``) and th
 lines are shared by the LIBSVM and early-prediction formats.
 """
 
+import math
 import sys
 
 import numpy as np
@@ -34,9 +35,14 @@ def parse_float(token, name, line, what):
     # float() also takes '1_000' and surrounding blanks; C's strtod does not: refuse them.
     if "_" not in token:
         try:
-            return float(token)
+            v = float(token)
         except ValueError:
             pass
+        else:
+            if math.isfinite(v):
+                return v
+            # nan/inf would predict garbage (every decision value nan): a corrupt model
+            raise ModelFormatError(name, line, f"{what}: {token!r} is not a finite number")
     raise ModelFormatError(name, line, f"{what}: {token!r} is not a number")
 
 

@@ -26,6 +26,7 @@ import mmap
 import os
 import stat
 import sys
+import zlib
 
 import numpy as np
 
@@ -58,6 +59,60 @@ def _peek(f, n):
     return head
 
 
+class _CountingReader:
+    """The compressed bytes under a decompressor: counts them, and remembers whether reading
+    them failed (an I/O error is reported as such, not as corrupt data)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.count = 0
+        self.failed = False
+        self.mode = "rb"
+
+    def read(self, n=-1):
+        try:
+            data = self.raw.read(n)
+        except OSError:
+            self.failed = True
+            raise
+        self.count += len(data)
+        return data
+
+    def readable(self):
+        return True
+
+
+class _Decompressed:
+    """A decompressing stream whose failures are DataFormatErrors naming the file: a truncated
+    gzip/bzip2/xz stream (the decompressors raise EOFError, which click would even turn into
+    "aborted") or corrupt compressed data."""
+
+    _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
+    def __init__(self, stream, counter, kind, name):
+        self.stream = stream
+        self.counter = counter
+        self.kind = kind
+        self.name = name
+
+    def read(self, n=-1):
+        try:
+            return self.stream.read(n)
+        except self._CORRUPT as e:
+            if self.counter.failed:
+                raise                # the file itself could not be read: an I/O error
+            at = self.counter.count
+            if isinstance(e, EOFError):
+                raise DataFormatError(self.name, None, f"truncated {self.kind} stream after "
+                                                       f"{at} bytes (the file ends before the "
+                                                       f"end of the compressed data)") from None
+            raise DataFormatError(self.name, None, f"corrupt {self.kind} stream after {at} "
+                                                   f"bytes: {e}") from None
+
+    def close(self):
+        self.stream.close()
+
+
 class _Input:
     """An opened source: either a byte array in memory (``buf``) or a binary ``stream``."""
 
@@ -75,12 +130,14 @@ class _Input:
             self._closers.append(raw)
         head = _peek(raw, 8)
         self.head = head
-        if head.startswith(_GZIP):
-            self.stream = gzip.GzipFile(fileobj=raw, mode="rb")
-        elif head.startswith(_BZ2):
-            self.stream = bz2.BZ2File(raw, mode="rb")
-        elif head.startswith(_XZ):
-            self.stream = lzma.LZMAFile(raw, mode="rb")
+        kind = ("gzip" if head.startswith(_GZIP) else "bzip2" if head.startswith(_BZ2) else
+                "xz" if head.startswith(_XZ) else None)
+        if kind is not None:
+            counter = _CountingReader(raw)
+            opener = {"gzip": lambda f: gzip.GzipFile(fileobj=f, mode="rb"),
+                      "bzip2": lambda f: bz2.BZ2File(f, mode="rb"),
+                      "xz": lambda f: lzma.LZMAFile(f, mode="rb")}[kind]
+            self.stream = _Decompressed(opener(counter), counter, kind, self.name)
         else:
             st = os.fstat(raw.fileno()) if hasattr(raw, "fileno") else None
             if source != "-" and st is not None and stat.S_ISREG(st.st_mode) and st.st_size > 0:
@@ -147,10 +204,6 @@ def _parse():
     return p
 
 
-class _NeedInt64(Exception):
-    pass
-
-
 class _Parser:
     """Parses regions of a byte array into arrays; owns the options and the thread pool."""
 
@@ -162,7 +215,6 @@ class _Parser:
         if threads is None:
             threads = min(os.cpu_count() or 1, 8)
         self.threads = max(1, int(threads))
-        self.index_dtype = np.int32
         self._pool = None
 
     def pool(self):
@@ -194,7 +246,7 @@ class _Parser:
     def allocate(self, rows_ub, nnz_ub):
         out = {
             "indptr": np.empty(rows_ub + 1, dtype=np.int64),
-            "indices": np.empty(nnz_ub, dtype=self.index_dtype),
+            "indices": np.empty(nnz_ub, dtype=np.int32),
             "data": np.empty(nnz_ub, dtype=np.float64),
             "y": np.empty(rows_ub, dtype=np.float64),
             "qid": np.empty(rows_ub, dtype=np.int64),
@@ -209,11 +261,12 @@ class _Parser:
 
     def fill(self, buf, plan, out, row_cur, nnz_cur, line0):
         """Parse the planned pieces into ``out`` from the cursors; return (rows, nnz, maxcol,
-        has_qid, comments)."""
+        has_qid, comments, note): ``note`` is (line, label) of the first label in these pieces
+        that is not a class label, or None."""
         p = self.p
         cuts, nls, cols = plan
         n = len(nls)
-        max_col = p.INT32_LIMIT if out["indices"].dtype == np.int32 else p.INT64_LIMIT
+        max_col = p.COLUMN_LIMIT
         row_offs, nnz_offs = [], []
         r, z = row_cur, nnz_cur
         for k in range(n):
@@ -231,15 +284,18 @@ class _Parser:
         results = list(pool.map(work, range(n))) if pool is not None else [work(k) for k in range(n)]
         for k, res in enumerate(results):
             status, err = res[0], res[1]
-            if status == p.ERR_NEED_INT64:
-                raise _NeedInt64()
             if status != p.OK:
                 self.raise_error(buf, status, err, line0)
+        note = None
+        for res in results:
+            if res[6] >= 0:
+                note = (self.line_of(buf, res[6], line0), _token_at(buf, res[6]))
+                break
         # close the gaps between pieces (each was filled from its upper-bound offset)
         rows_done, nnz_done = row_cur, nnz_cur
         maxcol, has_qid = -1, False
         for k, res in enumerate(results):
-            _, _, rows, nnz, biggest, hq = res
+            _, _, rows, nnz, biggest, hq, _ = res
             r0, z0 = row_offs[k], nnz_offs[k]
             if r0 != rows_done:
                 out["y"][rows_done:rows_done + rows] = out["y"][r0:r0 + rows]
@@ -263,29 +319,40 @@ class _Parser:
             ce = out["cend"][row_cur:rows_done]
             comments = [bytes(buf[a:b]).decode("utf-8", "replace") if b > a else ""
                         for a, b in zip(cs.tolist(), ce.tolist())]
-        return rows_done - row_cur, nnz_done - nnz_cur, maxcol, has_qid, comments
+        return rows_done - row_cur, nnz_done - nnz_cur, maxcol, has_qid, comments, note
+
+    def line_of(self, buf, offset, line0):
+        """The 1-based line number of byte ``offset`` of ``buf`` (whose first line is line0+1)."""
+        return line0 + int(self.p.count_newlines(buf, 0, offset)) + 1
 
     def raise_error(self, buf, status, err, line0):
-        p = self.p
-        line = line0 + int(p.count_newlines(buf, 0, err)) + 1
-        end = err
-        limit = min(len(buf), err + 40)
-        while end < limit and buf[end] not in (32, 9, 13, 10):
-            end += 1
-        token = bytes(buf[err:end]).decode("utf-8", "replace")
-        if end == limit and limit < len(buf) and buf[limit] not in (32, 9, 13, 10):
-            token += "..."
-        raise DataFormatError(self.name, line, p.MESSAGES[status].format(token=token))
+        raise DataFormatError(self.name, self.line_of(buf, err, line0),
+                              self.p.MESSAGES[status].format(token=_token_at(buf, err)))
+
+
+def _token_at(buf, start):
+    """The token at buf[start:] as error messages quote it (at most TOKEN_QUOTE_BYTES bytes,
+    then "...")."""
+    from svmtool.io._grammar import TOKEN_QUOTE_BYTES
+
+    end = start
+    limit = min(len(buf), start + TOKEN_QUOTE_BYTES)
+    while end < limit and buf[end] not in (32, 9, 13, 10):
+        end += 1
+    token = bytes(buf[start:end]).decode("utf-8", "replace")
+    if end == limit and limit < len(buf) and buf[limit] not in (32, 9, 13, 10):
+        token += "..."
+    return token
 
 
 def _load_small(inp, zero_based, n_features, comments):
     """A small plain file, parsed without numba (identical results, see _parse_py)."""
     from svmtool.io._parse_py import parse_bytes
 
-    indptr, indices, data, y, qid, cm, maxcol = parse_bytes(bytes(inp.buf), inp.name,
-                                                            bool(zero_based), bool(comments))
+    indptr, indices, data, y, qid, cm, maxcol, note = parse_bytes(
+        bytes(inp.buf), inp.name, bool(zero_based), bool(comments))
     return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=cm,
-                            source=inp.name), maxcol, zero_based, n_features)
+                            source=inp.name, label_note=note), maxcol, zero_based, n_features)
 
 
 def _checked(prob, maxcol, zero_based, n_features):
@@ -299,7 +366,7 @@ def _checked(prob, maxcol, zero_based, n_features):
     return prob
 
 
-def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name):
+def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name, note):
     if rows == 0:
         raise DataFormatError(name, None, "empty input: no examples found")
     indptr, indices, data = out["indptr"][:rows + 1], out["indices"][:nnz], out["data"][:nnz]
@@ -308,7 +375,7 @@ def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name)
     if len(out["indices"]) > 1.1 * nnz + 1024:
         indices, data = indices.copy(), data.copy()
     return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=comments,
-                            source=name), maxcol, parser.zero_based, n_features)
+                            source=name, label_note=note), maxcol, parser.zero_based, n_features)
 
 
 def _progress_bar(enabled, total, name):
@@ -352,11 +419,7 @@ def _load_input(inp, zero_based, n_features, comments, threads, progress, block_
     parser = _Parser(inp.name, zero_based, comments, threads)
     try:
         if inp.buf is not None:
-            try:
-                return _load_buffer(parser, inp, n_features, progress, block_bytes)
-            except _NeedInt64:
-                parser.index_dtype = np.int64
-                return _load_buffer(parser, inp, n_features, progress, block_bytes)
+            return _load_buffer(parser, inp, n_features, progress, block_bytes)
         return _load_stream(parser, inp, n_features, progress, block_bytes)
     finally:
         parser.close()
@@ -374,10 +437,12 @@ def _load_buffer(parser, inp, n_features, progress, block_bytes):
     out = parser.allocate(rows_ub, nnz_ub)
     rows = nnz = 0
     maxcol, has_qid, comments = -1, False, ([] if parser.comments else None)
+    note = None
     bar = _progress_bar(progress, size, inp.name)
     try:
         for b, pl in enumerate(plans):
-            r, z, mc, hq, cm = parser.fill(buf, pl, out, rows, nnz, 0)
+            r, z, mc, hq, cm, nt = parser.fill(buf, pl, out, rows, nnz, 0)
+            note = note or nt
             rows += r
             nnz += z
             maxcol = max(maxcol, mc)
@@ -389,30 +454,26 @@ def _load_buffer(parser, inp, n_features, progress, block_bytes):
     finally:
         if bar is not None:
             bar.close()
-    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name)
+    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name, note)
 
 
 def _parse_block(parser, block, line0):
     """Parse one block of whole lines into arrays of its own; returns a tuple for _finish."""
     plan = parser.plan(block, 0, len(block))
     out = parser.allocate(sum(plan[1]) + len(plan[1]), sum(plan[2]))
-    try:
-        r, z, mc, hq, cm = parser.fill(block, plan, out, 0, 0, line0)
-    except _NeedInt64:
-        parser.index_dtype = np.int64
-        out = parser.allocate(sum(plan[1]) + len(plan[1]), sum(plan[2]))
-        r, z, mc, hq, cm = parser.fill(block, plan, out, 0, 0, line0)
-    return out, r, z, mc, hq, cm
+    r, z, mc, hq, cm, note = parser.fill(block, plan, out, 0, 0, line0)
+    return out, r, z, mc, hq, cm, note
 
 
 def _load_stream(parser, inp, n_features, progress, block_bytes):
     parts = []
-    maxcol, has_qid = -1, False
+    maxcol, has_qid, note = -1, False, None
     bar = _progress_bar(progress, None, inp.name)
     try:
         for block, line0 in inp.blocks(block_bytes):
-            out, r, z, mc, hq, cm = _parse_block(parser, block, line0)
+            out, r, z, mc, hq, cm, nt = _parse_block(parser, block, line0)
             parts.append((out, r, z, cm))
+            note = note or nt
             maxcol = max(maxcol, mc)
             has_qid = has_qid or hq
             if bar is not None:
@@ -424,11 +485,11 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
     nnz = sum(p[2] for p in parts)
     if len(parts) == 1:
         out, r, z, cm = parts[0]
-        return _finish(parser, out, r, z, maxcol, has_qid, cm, n_features, inp.name)
+        return _finish(parser, out, r, z, maxcol, has_qid, cm, n_features, inp.name, note)
     # concatenate the blocks
     out = {
         "indptr": np.empty(rows + 1, dtype=np.int64),
-        "indices": np.empty(nnz, dtype=parser.index_dtype),
+        "indices": np.empty(nnz, dtype=np.int32),
         "data": np.empty(nnz, dtype=np.float64),
         "y": np.empty(rows, dtype=np.float64),
         "qid": np.empty(rows, dtype=np.int64),
@@ -447,7 +508,7 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
         r0 += r
         z0 += z
     parts.clear()
-    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name)
+    return _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, inp.name, note)
 
 
 def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
@@ -480,7 +541,7 @@ def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, c
                 source_blocks = inp.blocks(chunk_bytes)
             total = 0
             for block, line0 in source_blocks:
-                out, r, z, mc, hq, cm = _parse_block(parser, block, line0)
+                out, r, z, mc, hq, cm, _ = _parse_block(parser, block, line0)
                 if r == 0:
                     continue
                 total += r

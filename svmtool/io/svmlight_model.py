@@ -16,6 +16,7 @@ models (types 1-4) are refused with a message.
 import numpy as np
 
 from svmtool.errors import ModelFormatError
+from svmtool.io.model_text import parse_float
 
 HEADER = "SVM-light Version V6.20"
 
@@ -110,11 +111,7 @@ def read_svmlight_model(text, name):
                                                f"got {vals[k]!r}") from None
 
     def as_float(k):
-        try:
-            return float(vals[k])
-        except ValueError:
-            raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be a number, "
-                                               f"got {vals[k]!r}") from None
+        return parse_float(vals[k], name, 2 + k, f"'{fields[k]}'")
 
     kernel = as_int(0)
     if kernel != 0:
@@ -136,17 +133,14 @@ def read_svmlight_model(text, name):
             raise ModelFormatError(name, k + 1, f"more support vectors than the {n_sv} "
                                                 f"announced")
         toks = line.split()
-        try:
-            coef = float(toks[0])
-        except ValueError:
-            raise ModelFormatError(name, k + 1, f"bad alpha*y {toks[0]!r}") from None
+        coef = parse_float(toks[0], name, k + 1, "alpha*y")
         for t in toks[1:]:
             idx, sep, val = t.partition(":")
             try:
                 j = int(idx)
-                v = float(val)
             except ValueError:
                 raise ModelFormatError(name, k + 1, f"bad feature {t!r}") from None
+            v = parse_float(val, name, k + 1, f"feature {t!r}")
             if not sep or j < 1:
                 raise ModelFormatError(name, k + 1, f"bad feature {t!r}")
             if j > nf:

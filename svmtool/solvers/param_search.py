@@ -192,6 +192,10 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
         raise ParameterError(f"-C needs a linear classification solver, not {spec.name}")
     if params.eps is None:
         params = replace(params, eps=spec.default_eps)
+    if not regression:
+        from svmtool.labels import check_class_labels
+
+        check_class_labels(problem.y, spec.name, problem.source, problem.label_note)
     n = problem.n_rows
     if nr_fold < 2:
         raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")

@@ -1,0 +1,120 @@
+"""The input defects of the hardening issue, each run through the installed ``svmtool``: exit 2,
+one line naming the file (and line) and the reason, and no output created or changed.
+
+2. a truncated gzip/bzip2/xz input (a file or standard input) says so;
+3. a model with a nan or inf number is refused, for every model format;
+5. a non-integer label for a classification solver is refused and points at the regression
+   solvers, which (with ranking) still take it;
+6. a feature index beyond what a model can hold is refused at read time;
+7. qid takes every 64-bit integer, and refuses what is beyond.
+"""
+
+import bz2
+import gzip
+import lzma
+
+import pytest
+
+from conftest import DATA
+from svmtool_proc import one_line, snapshot, svmtool
+
+HEART = DATA / "heart_scale"
+OLD = b"the previous model\n"
+
+
+def _refused(tmp_path, args, want, stdin=None):
+    """Run with an existing MODEL/OUTPUT path ``tmp_path/out``: exit 2, one line == want, and
+    the folder as it was."""
+    out = tmp_path / "out"
+    out.write_bytes(OLD)
+    before = snapshot(tmp_path)
+    r = svmtool(*[out if a == "OUT" else a for a in args], input=stdin)
+    assert r.returncode == 2, r.stderr
+    assert one_line(r.stderr) == want
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind, compress", [("gzip", gzip.compress), ("bzip2", bz2.compress),
+                                             ("xz", lzma.compress)])
+def test_truncated_compressed_input(tmp_path, kind, compress):
+    packed = compress((DATA / "a9a").read_bytes())[:50000]
+    ext = {"gzip": "gz", "bzip2": "bz2", "xz": "xz"}[kind]
+    src = tmp_path / f"t.{ext}"
+    src.write_bytes(packed)
+    tail = f"truncated {kind} stream after 50000 bytes (the file ends before the end of the " \
+           f"compressed data)"
+    _refused(tmp_path, ["train", "-q", src, "OUT"], f"{src}: {tail}")
+    _refused(tmp_path, ["train", "-q", "-", "OUT"], f"<stdin>: {tail}", stdin=packed)
+
+
+def _models(tmp_path):
+    """A LIBLINEAR, a LIBSVM (kernel) and an SVMlight model of heart_scale."""
+    paths = {}
+    for name, args in (("liblinear", []), ("libsvm", ["-s", "kernel"]),
+                       ("svmlight", ["--model-format", "svmlight"])):
+        p = tmp_path / f"{name}.model"
+        assert svmtool("train", "-q", *args, HEART, p).returncode == 0
+        paths[name] = p
+    return paths
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_model_with_a_non_finite_number_is_refused(tmp_path, bad):
+    models = _models(tmp_path)
+    cases = []
+    lines = models["liblinear"].read_text().split("\n")
+    w_line = lines.index("w") + 2                         # the first weight
+    lines[w_line - 1] = bad
+    cases.append(("liblinear", lines, w_line, f"weight: '{bad}' is not a finite number"))
+    lines = models["libsvm"].read_text().split("\n")
+    rho = next(i for i, l in enumerate(lines) if l.startswith("rho ")) + 1
+    lines[rho - 1] = f"rho {bad}"
+    cases.append(("libsvm", lines, rho, f"rho: '{bad}' is not a finite number"))
+    lines = models["svmlight"].read_text().split("\n")
+    b = next(i for i, l in enumerate(lines) if "# threshold b" in l) + 1
+    lines[b - 1] = f"{bad} # threshold b"
+    cases.append(("svmlight", lines, b, f"'threshold b': '{bad}' is not a finite number"))
+    for name, lines, number, reason in cases:
+        bad_model = tmp_path / f"bad-{name}.model"
+        bad_model.write_text("\n".join(lines))
+        _refused(tmp_path, ["predict", "-q", HEART, bad_model, "OUT"],
+                 f"{bad_model}:{number}: {reason}")
+
+
+def test_non_integer_label_refused_for_classification_only(tmp_path):
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n1.5 2:1\n-1 3:1\n2 1:0.5\n")
+    _refused(tmp_path, ["train", "-q", data, "OUT"],
+             f"{data}:2: label '1.5' is not a class label (an integer from -2147483648 to "
+             f"2147483647): -s dcd-l2 is a classification solver; for real-valued targets use "
+             f"a regression solver (-s svr-l2, svr-l2-dual, svr-l1-dual) or -s ordinal")
+    for solver in ("svr-l2", "svr-l2-dual", "ordinal"):
+        model = tmp_path / f"{solver}.model"
+        r = svmtool("train", "-q", "-s", solver, data, model)
+        assert r.returncode == 0, r.stderr
+        assert model.exists()
+
+
+def test_feature_index_beyond_a_model_refused_at_read_time(tmp_path):
+    data = tmp_path / "d.svm"
+    data.write_text("1 3:1\n-1 2147483648:1\n")
+    _refused(tmp_path, ["train", "-q", data, "OUT"],
+             f"{data}:2: feature index in '2147483648:1' is beyond what a model can hold "
+             f"(at most 2147483647 features, LIBLINEAR's int)")
+    ok = tmp_path / "ok.svm"
+    ok.write_text("1 3:1\n-1 2147483647:1\n")          # the largest index: read, not refused
+    r = svmtool("convert", "-q", ok, tmp_path / "ok.cache")
+    assert r.returncode == 0, r.stderr
+
+
+def test_qid_takes_every_64_bit_integer(tmp_path):
+    data = tmp_path / "q.svm"
+    data.write_text("2 qid:-9223372036854775808 1:1\n1 qid:-9223372036854775808 2:1\n"
+                    "2 qid:9223372036854775807 1:1\n1 qid:9223372036854775807 2:0.5\n")
+    model = tmp_path / "q.model"
+    r = svmtool("train", "-q", "-s", "ordinal", data, model)
+    assert r.returncode == 0, r.stderr
+    beyond = tmp_path / "q2.svm"
+    beyond.write_text("2 qid:9223372036854775808 1:1\n1 qid:1 2:1\n")
+    _refused(tmp_path, ["train", "-q", "-s", "ordinal", beyond, "OUT"],
+             f"{beyond}:1: qid in 'qid:9223372036854775808' is not a 64-bit integer")
