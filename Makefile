@@ -8,7 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := out
 
-.PHONY: test demo bench clean venv
+.PHONY: test demo bench fuzz clean venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,15 @@ BENCH_ARGS ?=
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat \
 	  || $(BIN)/python -m pip install -q -e '.[bench]'
+	touch $@ $(VENV)/.runtime
+
+# coverage-guided fuzzing of the readers (atheris; not part of make test): FUZZ_SECONDS per target
+fuzz: $(VENV)/.fuzz
+	fuzz/run.sh $(BIN)/python fuzz-out $(FUZZ_TARGETS)
+
+$(VENV)/.fuzz: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[fuzz]' --config-settings editable_mode=compat \
+	  || $(BIN)/python -m pip install -q -e '.[fuzz]'
 	touch $@ $(VENV)/.runtime
 
 bench: $(VENV)/.bench

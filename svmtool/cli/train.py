@@ -209,6 +209,8 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     spec, params = _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng,
                               no_shrinking, threads, perf_c, model_format, kernel_opts)
     _check_retrain(ctx, spec, retrain, folds, find_c, model_file)
+    if folds is not None and folds < 2:
+        raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {folds})")
     if retrain["time_limit"] is not None:
         # the budget counts from the start of the command: reading the data spends it too
         params = replace(params, time_limit=retrain["time_limit"],
@@ -504,6 +506,13 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
     msg = params.check()
     if msg:
         raise ParameterError(msg)
+    if spec.task in ("regression", "one-class") and params.weights:
+        what = "regression" if spec.task == "regression" else "one-class SVM"
+        raise ParameterError(f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}):"
+                             f" there are no classes")
+    if spec.task == "one-class" and params.bias >= 0:
+        raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, as in "
+                             "LIBLINEAR")
     return spec, params
 
 

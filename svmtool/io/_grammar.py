@@ -58,3 +58,9 @@ MAX_COLUMN = 2**31 - 2
 from svmtool.labels import MAX_CLASS_LABEL, MIN_CLASS_LABEL  # noqa: E402,F401
 # the error messages quote at most this many bytes of the offending token (then "...")
 TOKEN_QUOTE_BYTES = 40
+
+
+# a UTF-8 byte-order mark at the start of a plain file: refused by both parsers' drivers
+BOM = b"\xef\xbb\xbf"
+BOM_REASON = ("the file starts with a UTF-8 byte-order mark (BOM): svmlight text has none; save it "
+              "without")

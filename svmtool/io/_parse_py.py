@@ -38,7 +38,7 @@ import re
 import numpy as np
 
 from svmtool.errors import DataFormatError
-from svmtool.io._grammar import (
+from svmtool.io._grammar import (BOM, BOM_REASON,
     ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
     ERR_INDEX_TOO_BIG, ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING,
     ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_CLASS_LABEL, MAX_COLUMN, MAX_INDEX_DIGITS, MAX_TOKEN,
@@ -380,6 +380,8 @@ def _finish(name, indptr, cols, data, y, qids, comments, want_comments, line_of_
 def _parse_fast(raw, name, zero_based, want_comments):
     """The whole input in one regular expression and bulk conversions; None when the input holds
     anything unusual (an error, sid/cost, a late qid, a very long token...)."""
+    if raw[:3] == BOM:
+        return None
     found = _FAST_INPUT.findall(raw)
     if len(found) != raw.count(b"\n") + 1:
         return None                                 # some line did not match
@@ -412,6 +414,8 @@ def _parse_fast(raw, name, zero_based, want_comments):
 def _parse_exact(raw, name, zero_based, want_comments):
     """Line by line: a strict regular expression for ordinary lines, :func:`_parse_line` for the
     others; reports the first error in file order exactly as the jitted parser."""
+    if raw[:3] == BOM:
+        raise DataFormatError(name, 1, BOM_REASON)
     lines = raw.split(b"\n")
     fast = _FAST_LINE.fullmatch
     long_run = _LONG_RUN.search

@@ -88,11 +88,16 @@ def _read_svmlight(text, name):
     return read_svmlight_model(text, name)
 
 
+def _first_word(line):
+    words = line.split()
+    return words[0] if words else ""
+
+
 # name, test on the first non-blank line, reader(text, name) -> model
 READERS = [
-    ("LIBLINEAR", lambda first: first.split()[0] == "solver_type", _read_liblinear),
-    ("LIBSVM", lambda first: first.split()[0] == "svm_type", _read_libsvm),
-    ("svmtool-early", lambda first: first.split()[0] == "svmtool_early_model", _read_early),
+    ("LIBLINEAR", lambda first: _first_word(first) == "solver_type", _read_liblinear),
+    ("LIBSVM", lambda first: _first_word(first) == "svm_type", _read_libsvm),
+    ("svmtool-early", lambda first: _first_word(first) == "svmtool_early_model", _read_early),
     ("SVMlight", lambda first: first.startswith("SVM-light Version"), _read_svmlight),
 ]
 

@@ -24,6 +24,7 @@ they stay full doubles (the writer prints them exactly), and range files are wri
 shortest exact decimals instead of ``%.16g``/``%.17g`` -- svm-scale reads both.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -267,10 +268,14 @@ def parse_ranges(text, name="<ranges>"):
         if len(parts) != count:
             raise DataFormatError(name, k + 1, f"expected {what}, found {lines[k].strip()!r}")
         try:
-            return [float(p) for p in parts]
+            vals = [float(p) for p in parts]
         except ValueError:
             raise DataFormatError(name, k + 1,
                                   f"expected {what}, found {lines[k].strip()!r}") from None
+        if not all(math.isfinite(v) for v in vals):
+            raise DataFormatError(name, k + 1, f"{what} must be finite numbers, found "
+                                               f"{lines[k].strip()!r}")
+        return vals
 
     while pos < len(lines) and not lines[pos].strip():
         pos += 1
@@ -303,6 +308,12 @@ def parse_ranges(text, name="<ranges>"):
                                                f"{lines[k].strip()!r}") from None
         if j < 1:
             raise DataFormatError(name, k + 1, f"feature index {j}: indices start at 1")
+        if j > 2**31 - 1:
+            raise DataFormatError(name, k + 1, f"feature index {j} is beyond what a model can "
+                                               f"hold (at most 2147483647 features)")
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise DataFormatError(name, k + 1, f"min and max must be finite numbers, found "
+                                               f"{lines[k].strip()!r}")
         idx.append(j)
         fmins.append(a)
         fmaxs.append(b)

@@ -18,6 +18,8 @@ import numpy as np
 from svmtool.errors import ModelFormatError
 from svmtool.io.model_text import parse_float
 
+MAX_FEATURES = 2**31 - 1
+
 HEADER = "SVM-light Version V6.20"
 
 
@@ -122,6 +124,9 @@ def read_svmlight_model(text, name):
     b = as_float(9)
     if nf < 0 or n_sv < 0:
         raise ModelFormatError(name, 9, "negative feature or support-vector count")
+    if nf > MAX_FEATURES:
+        raise ModelFormatError(name, 8, f"highest feature index {nf} is beyond what a model can "
+                                        f"hold ({MAX_FEATURES})")
     w = np.zeros(nf, dtype=np.float64)
     first = 1 + len(fields)
     seen = 0
@@ -144,8 +149,9 @@ def read_svmlight_model(text, name):
             if not sep or j < 1:
                 raise ModelFormatError(name, k + 1, f"bad feature {t!r}")
             if j > nf:
-                w = np.concatenate([w, np.zeros(j - nf)])
-                nf = j
+                # SVMlight sizes its weight vector by the header: an index beyond it is corrupt
+                raise ModelFormatError(name, k + 1, f"feature index {j} is beyond the highest "
+                                                    f"feature index {nf} of the header")
             w[j - 1] += coef * v
         seen += 1
     if seen != n_sv:

@@ -288,8 +288,13 @@ def minimise(obj, tol, params, init_w=None, callback=None, t_start=None):
     warning = None
     stopped = None
     converged = gnorm <= tol * gnorm0
+    if not (math.isfinite(gnorm0) and math.isfinite(gnorm)):
+        # C (or a feature value) so large that the gradient overflows double precision
+        converged = False
+        warning = ("the gradient is not finite (C or the feature values too large for double "
+                   "precision); the model is the starting point")
     t_loop = time.perf_counter()
-    while not converged and it < max_iter:
+    while warning is None and not converged and it < max_iter:
         Mp = (1.0 - ALPHA_PCG) + ALPHA_PCG * M
         s, xs, cg, _note = _pcg(obj, g, Mp, obj.hv_gives_xv)
         cg_total += cg

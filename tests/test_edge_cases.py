@@ -1,0 +1,104 @@
+"""Numeric edge cases and determinism.
+
+* edge cases train, terminate and give finite models: all-zero rows, a single feature, duplicate
+  rows, values 1e300 and 1e-300, a huge C with a tiny eps (stopped by the iteration cap, with the
+  warning, exit 0);
+* every registered solver writes a byte-identical model for the same data, options and seed,
+  run after run and with --threads 1 or 2 (the README's determinism promise).
+"""
+
+import numpy as np
+import pytest
+
+import svmtool
+from conftest import DATA, shared_file
+from svmtool import api
+from svmtool.params import KernelParams
+from svmtool.problem import Problem
+from svmtool.solvers import specs
+from svmtool_proc import svmtool as run
+
+
+def _problem(rows, y):
+    indptr, indices, data = [0], [], []
+    for r in rows:
+        for j, v in r:
+            indices.append(j)
+            data.append(v)
+        indptr.append(len(indices))
+    nf = max(indices) + 1 if indices else 1
+    return Problem(indptr=np.array(indptr, dtype=np.int64),
+                   indices=np.array(indices, dtype=np.int32),
+                   data=np.array(data, dtype=np.float64), y=np.array(y, dtype=np.float64),
+                   n_features=nf)
+
+
+LINEAR = ["dcd-l2", "dcd-l1", "lr", "newton", "lr-dual", "l1r-l2", "l1r-lr", "cp", "ocas",
+          "ocas-mc"]
+
+
+@pytest.mark.parametrize("solver", LINEAR)
+def test_all_zero_rows_and_a_single_feature(solver):
+    prob = _problem([[], [(0, 1.0)], [], [(0, -1.0)], [(0, 2.0)], []],
+                    [1, 1, -1, -1, 1, -1])
+    model = api.train(prob, solver=solver, bias=1.0)
+    assert np.all(np.isfinite(model.w))
+    pred = model.predict(model.decision_function(prob))
+    assert pred[1] == 1 and pred[3] == -1
+
+
+@pytest.mark.parametrize("solver", LINEAR)
+def test_duplicate_rows_match_doubled_weight(solver):
+    """A row given twice is the same problem as that row with cost 2C (checked by objective)."""
+    rows = [[(0, 1.0), (1, 0.5)], [(1, -1.0)], [(0, -0.5), (1, 0.25)], [(0, 0.3)]]
+    y = [1, -1, -1, 1]
+    once = api.train(_problem(rows, y), solver=solver, bias=1.0, eps=1e-6)
+    twice = api.train(_problem(rows + rows, y + y), solver=solver, bias=1.0, C=0.5, eps=1e-6)
+    # the two problems are the same: 1/2|w|^2 + sum_i C loss_i over rows, duplicated at C/2
+    np.testing.assert_allclose(once.w, twice.w, atol=2e-2)
+
+
+@pytest.mark.parametrize("solver", ["dcd-l2", "dcd-l1", "lr", "newton", "ocas"])
+def test_extreme_values(solver):
+    prob = _problem([[(0, 1e300)], [(0, 1e-300), (1, 1.0)], [(1, -1e-300)], [(0, -1e300)]],
+                    [1, -1, -1, 1])
+    with np.errstate(all="ignore"):
+        model = api.train(prob, solver=solver, bias=1.0, max_iter=200)
+    assert model.w.shape[0] == 3
+    assert not np.any(np.isnan(model.w))
+
+
+@pytest.mark.parametrize("solver", ["2", "1", "3", "0"])
+def test_huge_c_tiny_eps_terminates_with_the_cap_warning(tmp_path, solver):
+    model = tmp_path / "m"
+    r = run("train", "-s", solver, "-c", "1e300", "-e", "1e-300", "--max-iter", "50",
+            DATA / "heart_scale", model, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert b"svmtool: warning:" in r.stderr
+    assert model.read_text().startswith("solver_type ")
+    quiet = run("-q", "train", "-s", solver, "-c", "1e300", "-e", "1e-300", "--max-iter", "50",
+                DATA / "heart_scale", tmp_path / "q", timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == b""
+
+
+@pytest.fixture(scope="module")
+def a9a_part():
+    return svmtool.load_data(DATA / "a9a").take_rows(np.arange(3000))
+
+
+@pytest.mark.parametrize("spec", specs(), ids=[s.name for s in specs()])
+def test_same_model_across_runs_and_threads(tmp_path, a9a_part, spec):
+    prob = a9a_part
+    if spec.task == "regression":
+        prob = svmtool.load_data(shared_file("abalone", "abalone_scale"))
+    if spec.name == "ordinal":
+        prob = a9a_part.take_rows(np.arange(800))
+    kw = {"kernel": KernelParams(gamma=0.05)} if spec.kind == "kernel" else {}
+    bias = -1.0 if spec.task == "one-class" or spec.name == "ordinal" else 1.0
+    out = set()
+    for threads in (1, 2, 1, 2):
+        path = tmp_path / f"m{threads}"
+        api.save_model(api.train(prob, solver=spec.name, threads=threads, bias=bias, seed=3,
+                                 **kw), path)
+        out.add(path.read_bytes())
+    assert len(out) == 1
