@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from svmtool.labels import class_index, group_classes  # noqa: E402
 from svmtool.io.svmlight import load_data  # noqa: E402
-from svmtool.params import TrainParams  # noqa: E402
+from _typed import train_params  # noqa: E402
 from svmtool.solvers import get_spec  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
@@ -51,8 +51,8 @@ def binary_tasks(p):
 
 def run(solver, p, y, C=1.0, eps=None, **extra):
     spec = get_spec(solver)
-    prm = TrainParams(solver=solver, C=C, eps=eps if eps is not None else spec.default_eps,
-                      max_iter=extra.pop("max_iter", None), extra=extra)
+    prm = train_params(solver, C=C, eps=eps if eps is not None else spec.default_eps,
+                       **extra)
     fit = spec.load()
     t = time.perf_counter()
     if spec.kind == "ranking":

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from svmtool import api  # noqa: E402
 from svmtool.io.svmlight import load_data  # noqa: E402
-from svmtool.params import TrainParams  # noqa: E402
+from _typed import train_params  # noqa: E402
 
 
 def libsvm_run(prob, test, a):
@@ -63,8 +63,7 @@ def ours(prob, test, a, solver, eps, **extra):
     ex = {"kernel_type": a.t, "gamma": a.g, "degree": a.d, "coef0": a.r, "cache_mb": a.m,
           "levels": a.levels, "k_clusters": a.k, "sample": a.sample}
     ex.update(extra)
-    params = TrainParams(solver=solver, C=a.c, eps=eps, bias=a.bias, threads=a.threads,
-                         extra=ex)
+    params = train_params(solver, C=a.c, eps=eps, bias=a.bias, threads=a.threads, **ex)
     t0 = time.perf_counter()
     model = api.train(prob, params)
     t = time.perf_counter() - t0
@@ -119,8 +118,7 @@ def main():
     # warm the JIT on a small slice
     small = prob.take_rows(np.arange(min(200, prob.n_rows)))
     for early in (None, 0):     # (early: the multi-class early model's kernels too)
-        api.train(small, TrainParams(solver="dcsvm", C=1.0, extra={"kernel_type": a.t,
-                                                                   "gamma": a.g, "early": early}))
+        api.train(small, train_params("dcsvm", C=1.0, kernel_type=a.t, gamma=a.g, early=early))
     print(f"# {a.train} rows {prob.n_rows} test {test.n_rows}: -t {a.t} -c {a.c} -g {a.g} "
           f"-d {a.d} -r {a.r} -e {a.eps} -m {a.m}", flush=True)
     rows = {}

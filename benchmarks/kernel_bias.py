@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from svmtool import api  # noqa: E402
 from svmtool.io.svmlight import load_data  # noqa: E402
-from svmtool.params import TrainParams  # noqa: E402
+from _typed import train_params  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # name: (train, test or None, C, gamma or None = 1/features, rows kept or None)
@@ -40,7 +40,7 @@ def main():
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     warm = load_data(os.path.join(HERE, "..", "data", "heart_scale"))
-    api.train(warm, TrainParams(solver="dcsvm", C=1.0, extra={"kernel_type": 2}))
+    api.train(warm, train_params("dcsvm", C=1.0, kernel_type=2))
     for name in a.sets.split(","):
         tr, te, C, g, rows = SETS[name]
         prob = load_data(os.path.join(a.data, tr))
@@ -61,8 +61,7 @@ def main():
                     if early:
                         ex["early"] = 0
                     t = time.perf_counter()
-                    m = api.train(prob, TrainParams(solver="dcsvm", C=C, bias=bias, seed=seed,
-                                                    extra=ex))
+                    m = api.train(prob, train_params("dcsvm", C=C, bias=bias, seed=seed, **ex))
                     times.append(time.perf_counter() - t)
                     lab, _ = api.predict(m, test)
                     accs.append(100.0 * float(np.mean(lab == test.y)))
