@@ -118,3 +118,23 @@ def test_qid_takes_every_64_bit_integer(tmp_path):
     beyond.write_text("2 qid:9223372036854775808 1:1\n1 qid:1 2:1\n")
     _refused(tmp_path, ["train", "-q", "-s", "ordinal", beyond, "OUT"],
              f"{beyond}:1: qid in 'qid:9223372036854775808' is not a 64-bit integer")
+
+
+def test_warnings_are_one_line_and_silenced_by_q():
+    """Defects 4 and 8: a library warning is one 'svmtool: warning:' line (no Python warning
+    text, no source path), and -q (before or after the command name) silences every warning,
+    the iteration-cap ones included."""
+    r = svmtool("train", "-v", "1000", HEART)
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert "svmtool: warning: more folds than examples: doing leave-one-out\n" in err
+    assert "UserWarning" not in err and ".py" not in err
+    for q in (["-q", "train"], ["train", "-q"]):
+        r = svmtool(*q, "-v", "1000", HEART)
+        assert r.returncode == 0
+        assert r.stderr == b"Cross Validation Accuracy = 81.8519%\n"
+    r = svmtool("train", "-s", "3", "--max-iter", "1", DATA / "a9a", "-")
+    assert r.returncode == 0
+    assert b"svmtool: warning:" in r.stderr
+    r = svmtool("train", "-q", "-s", "3", "--max-iter", "1", DATA / "a9a", "-")
+    assert r.returncode == 0 and r.stderr == b""
