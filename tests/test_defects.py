@@ -12,6 +12,7 @@ one line naming the file (and line) and the reason, and no output created or cha
 import bz2
 import gzip
 import lzma
+import re
 
 import pytest
 
@@ -138,3 +139,81 @@ def test_warnings_are_one_line_and_silenced_by_q():
     assert b"svmtool: warning:" in r.stderr
     r = svmtool("train", "-q", "-s", "3", "--max-iter", "1", DATA / "a9a", "-")
     assert r.returncode == 0 and r.stderr == b""
+
+
+def _bad_field_cases(models):
+    """(model name, lines, 1-based line number, that line with BAD for a number, what the message
+    calls the number) for every kind of number in every model format."""
+    cases = []
+
+    def edit(kind, pick, make, what):
+        lines = models[kind].read_text().split("\n")
+        k = next(i for i, l in enumerate(lines) if pick(l))
+        cases.append((kind, lines, k + 1, make(lines[k]), what))
+
+    def key(word):
+        return lambda l: l.split(" ", 1)[0] == word
+
+    def first_number(l):            # the first token replaced: "BAD 1:0.5 ..." / "BAD "
+        return "BAD " + l.split(" ", 1)[1]
+
+    edit("liblinear", key("bias"), lambda l: "bias BAD", "bias")
+    edit("liblinear", key("label"), lambda l: "label BAD -1", "label")
+    edit("liblinear", lambda l: l.endswith(" "), first_number, "weight")
+    edit("oneclass", key("rho"), lambda l: "rho BAD", "rho")
+    edit("libsvm", key("gamma"), lambda l: "gamma BAD", "gamma")
+    edit("libsvm", key("rho"), lambda l: "rho BAD", "rho")
+    edit("libsvm", key("label"), lambda l: "label 1 BAD", "label")
+    edit("libsvm", key("nr_sv"), lambda l: "probA BAD\n" + l, "probA")
+    edit("libsvm", lambda l: ":" in l, first_number, "support vector")
+    edit("libsvm", lambda l: " 1:" in l, lambda l: re.sub(r" 1:\S+", " 1:BAD", l, count=1),
+         "feature value")
+    edit("svmlight", lambda l: l.endswith("# kernel parameter -g"),
+         lambda l: "BAD # kernel parameter -g", "'kernel parameter -g'")
+    edit("svmlight", lambda l: "# threshold b" in l,
+         lambda l: "BAD # threshold b" + l.split("# threshold b", 1)[1], "'threshold b'")
+    edit("svmlight", lambda l: l.startswith("1 1:"), first_number, "alpha*y")
+    edit("early", key("gamma"), lambda l: "gamma BAD", "gamma")
+    edit("early", key("centre_const"), lambda l: "centre_const BAD", "centre_const")
+    edit("early", key("rho"), lambda l: "rho BAD", "rho")
+    return cases
+
+
+@pytest.fixture(scope="module")
+def all_models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    paths = {}
+    for name, args in (("liblinear", []), ("oneclass", ["-s", "one-class"]),
+                       ("libsvm", ["-s", "kernel"]), ("svmlight", ["--model-format", "svmlight"]),
+                       ("early", ["-s", "dcsvm", "--early"])):
+        p = d / f"{name}.model"
+        r = svmtool("train", "-q", *args, HEART, p)
+        assert r.returncode == 0, r.stderr
+        paths[name] = p
+    return paths
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "NaN", "-Infinity"])
+def test_every_number_of_every_model_format_must_be_finite(tmp_path, all_models, bad):
+    """In-process over every kind of field (fast); the subprocess tests cover the command."""
+    from svmtool.errors import ModelFormatError
+    from svmtool.io.model_io import load_model
+
+    cases = _bad_field_cases(all_models)
+    assert {c[0] for c in cases} == set(all_models)
+    for kind, lines, number, edited, what in cases:
+        p = tmp_path / f"{kind}.model"
+        p.write_text("\n".join(lines[:number - 1] + [edited.replace("BAD", bad)] + lines[number:]))
+        with pytest.raises(ModelFormatError) as e:
+            load_model(str(p))
+        assert str(e.value) == f"{p}:{number}: {what}: {bad!r} is not a finite number", kind
+
+
+def test_early_model_with_nan_refused_by_predict(tmp_path, all_models):
+    lines = all_models["early"].read_text().split("\n")
+    k = next(i for i, l in enumerate(lines) if l.startswith("rho "))
+    lines[k] = "rho nan"
+    bad = tmp_path / "bad-early.model"
+    bad.write_text("\n".join(lines))
+    _refused(tmp_path, ["predict", "-q", HEART, bad, "OUT"],
+             f"{bad}:{k + 1}: rho: 'nan' is not a finite number")

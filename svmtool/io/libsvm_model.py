@@ -16,7 +16,8 @@ LIBSVM (svm.cpp's layout, FORMATS.md section 3)::
 svmtool writes every number with ``%.17g`` -- SV feature values too (LIBSVM itself writes them
 with ``%.8g``) -- so a model reads back exactly; stock LIBSVM reads the file unchanged.  The reader
 takes any LIBSVM model: c_svc, nu_svc, one_class, epsilon_svr, nu_svr, the four kernels (not
-``precomputed``), ``probA``/``probB``/``prob_density_marks`` are read and ignored.
+``precomputed``), ``probA``/``probB``/``prob_density_marks`` are checked to be finite
+numbers and otherwise ignored.
 """
 
 import numpy as np
@@ -95,6 +96,12 @@ def read_libsvm(text, name):
         nr_sv = np.array([parse_int(v, name, ln, "nr_sv") for v in t])
         if nr_sv.sum() != l:
             raise ModelFormatError(name, ln, f"nr_sv adds up to {nr_sv.sum()}, total_sv is {l}")
+    for key in ("probA", "probB", "prob_density_marks"):
+        # not used by predict, but a nan or inf here is a corrupt file all the same
+        if key in h:
+            ln, t = h[key]
+            for v in t:
+                parse_float(v, name, ln, key)
     body = [x for x in lines[sv_line:] if x.strip()]
     if len(body) != l:
         raise ModelFormatError(name, sv_line + len(body), f"expected {l} support vectors, found "

@@ -119,6 +119,9 @@ def read_svmlight_model(text, name):
     if kernel != 0:
         raise ModelFormatError(name, 2, f"SVMlight kernel type {kernel} is not supported: only "
                                         f"linear models (type 0) can be read")
+    as_int(1)
+    for k in (2, 3, 4):
+        as_float(k)         # unused by a linear model; still a number, and finite
     nf = as_int(6)
     n_sv = as_int(8) - 1
     b = as_float(9)
