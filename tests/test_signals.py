@@ -11,7 +11,8 @@ import time
 import pytest
 
 from conftest import DATA
-from svmtool_proc import one_line, snapshot, start, svmtool, wait_for_handlers, wait_until
+from svmtool_proc import one_line, snapshot, svmtool, wait_for_handlers, wait_until
+from svmtool_proc import start as _start
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="waits for the handlers through /proc/PID/status")
@@ -19,6 +20,19 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 HEART = DATA / "heart_scale"
 OLD = b"previous output, must survive byte for byte\n"
 SIGNALS = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
+
+
+def _default_signals():
+    """preexec_fn: the signals under test at their defaults in the child, as in a foreground
+    shell.  A test run started with nohup or as a background job hands its children SIGHUP or
+    SIGINT ignored, and svmtool rightly keeps an ignored signal ignored."""
+    for name in SIGNALS:
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
+def start(*args, **kw):
+    kw.setdefault("preexec_fn", _default_signals)
+    return _start(*args, **kw)
 
 
 @pytest.fixture(scope="module")
