@@ -185,15 +185,17 @@ class TrainParams:
 
     def check(self) -> Optional[str]:
         """Return a message naming what is wrong, or None."""
-        if not (self.C > 0):
-            return f"C must be > 0 (got {self.C})"
-        if self.eps is not None and not (self.eps > 0):
-            return f"eps (-e) must be > 0 (got {self.eps})"
+        if not (self.C > 0) or self.C == float("inf"):
+            return f"C must be a finite number > 0 (got {self.C})"
+        if self.eps is not None and (not (self.eps > 0) or self.eps == float("inf")):
+            return f"eps (-e) must be a finite number > 0 (got {self.eps})"
+        if self.bias != self.bias or self.bias == float("inf"):
+            return f"-B must be a finite number (got {self.bias})"
         if self.max_iter is not None and self.max_iter < 1:
             return f"--max-iter must be at least 1 (got {self.max_iter})"
         for label, factor in self.weights:
-            if not (factor > 0):
-                return f"weight of class {label:g} must be > 0 (got {factor})"
+            if not (factor > 0) or factor == float("inf"):
+                return f"weight of class {label:g} must be a finite number > 0 (got {factor})"
         if self.threads is not None and self.threads < 1:
             return f"--threads must be at least 1 (got {self.threads})"
         if self.perf_c is not None and not self.perf_c > 0:

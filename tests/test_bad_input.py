@@ -102,8 +102,12 @@ ROWS = [
      "{d}/idx0.svm:1: not a model file: the first line '1 0:1 2:1' starts with none of "
      "solver_type (LIBLINEAR), svm_type (LIBSVM), 'SVM-light Version' (SVMlight)"),
     # -- options ---------------------------------------------------------------------------------
-    ("-c 0", ["train", "-c", "0", HEART, "OUT"], 2, "C must be > 0 (got 0.0)"),
-    ("-e -1", ["train", "-e", "-1", HEART, "OUT"], 2, "eps (-e) must be > 0 (got -1.0)"),
+    ("-c 0", ["train", "-c", "0", HEART, "OUT"], 2, "C must be a finite number > 0 (got 0.0)"),
+    ("-c inf", ["train", "-c", "inf", HEART, "OUT"], 2,
+     "C must be a finite number > 0 (got inf)"),
+    ("-e -1", ["train", "-e", "-1", HEART, "OUT"], 2,
+     "eps (-e) must be a finite number > 0 (got -1.0)"),
+    ("-B nan", ["train", "-B", "nan", HEART, "OUT"], 2, "-B must be a finite number (got nan)"),
     ("-v 1", ["train", "-v", "1", HEART], 2, "n-fold cross validation: n must be >= 2 (got 1)"),
     ("-B abc", ["train", "-B", "abc", HEART, "OUT"], 2,
      "Invalid value for '-B': 'abc' is not a valid float. (see 'svmtool train --help')"),
@@ -113,7 +117,8 @@ ROWS = [
      "unknown solver '99': choose one of dcd-l2, dcd-l1, lr, newton, lr-dual, l1r-l2, l1r-lr, "
      "svr-l2, svr-l2-dual, svr-l1-dual, one-class, cp, ocas, gca2, tca, ocas-mc, ordinal, "
      "kernel, dcsvm (or LIBLINEAR's numbers 0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)"),
-    ("-w1 0", ["train", "-w1", "0", HEART, "OUT"], 2, "weight of class 1 must be > 0 (got 0.0)"),
+    ("-w1 0", ["train", "-w1", "0", HEART, "OUT"], 2,
+     "weight of class 1 must be a finite number > 0 (got 0.0)"),
     ("-p -1", ["train", "-s", "11", "-p", "-1", HEART, "OUT"], 2,
      "-p (the SVR tube's width epsilon) must be >= 0 (got -1.0)"),
     ("-n 2", ["train", "-s", "21", "-n", "2", HEART, "OUT"], 2,
