@@ -36,7 +36,7 @@ register(Suite(
     "PATH -- `liblinear-train -s N` for the same problem, `svmocas` (OCAS), `svm_perf_learn` "
     "(SVMperf, when installed) and, for the kernel solvers, `svm-train` (LIBSVM).  svmtool's "
     "warm-up run compiles into an empty numba cache of its own, so `jit/warm-up s` is the "
-    "compile cost of a first run; `mem MiB` is each process's peak RSS.  The model files are "
+    "compile cost of a first run; peak memory is not measured for commands.  The model files are "
     "read back for the objective and the test accuracy.",
     _cases,
     default=True,

@@ -121,7 +121,7 @@ def select(names):
     out = []
     for n in [x.strip() for x in names.split(",") if x.strip()]:
         if n == "default":
-            picked = [s for s in SUITES.values() if s.default]
+            picked = [s for s in ordered() if s.default]
         elif n == "all":
             picked = ordered()
         elif n in SUITES:
