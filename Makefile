@@ -44,10 +44,12 @@ demo: $(VENV)/.runtime
 	$(BIN)/svmtool train -v 5 data/heart_scale
 	@echo "models and predictions are in $(OUT)/"
 
-# make bench: the standard benchmark suite (svmtool bench, see svmtool/bench/suites.py) on
-# ../shared/data when present, else on data/; writes BENCHMARKS.md and the plots in bench-out/.
-# Never part of `make test`.  BENCH_ARGS="--suite quick" for the bundled data only.
+# make bench: the default suites of `svmtool bench` (svmtool/bench/suites/; `svmtool bench
+# --list-suites`) on ../shared/data when present, else on data/; writes their sections of
+# BENCHMARKS.md and the plots in bench-out/.  Never part of `make test`.
+# BENCH_ARGS="--quick" for the bundled heart_scale only; BENCH_SUITES=dcd,newton for others.
 BENCH_ARGS ?=
+BENCH_SUITES ?= default
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat \
 	  || $(BIN)/python -m pip install -q -e '.[bench]'
@@ -63,7 +65,7 @@ $(VENV)/.fuzz: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.runtime
 
 bench: $(VENV)/.bench
-	$(BIN)/python -m svmtool.bench.suites --out bench-out --markdown BENCHMARKS.md $(BENCH_ARGS)
+	$(BIN)/svmtool bench --suite $(BENCH_SUITES) --out bench-out --markdown BENCHMARKS.md $(BENCH_ARGS)
 
 clean:
 	rm -rf $(OUT) bench-out build *.egg-info

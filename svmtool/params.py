@@ -116,7 +116,7 @@ class DcdParams:
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
     # the alpha --init-model's w gives (svmtool.solvers.warm.dual_start); measured on the
-    # nightly a9a scenario (benchmarks/warm_start.py) every variant lost to a cold start
+    # nightly a9a scenario (now svmtool bench --suite warm-start) every variant lost to cold
     # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
     warm_start: str = "cold"
 

@@ -121,13 +121,14 @@ def test_registry_groups():
 
 
 def test_without_matplotlib_tables_and_json_still_come_out(tmp_path, monkeypatch):
-    from svmtool.bench import plots, suites
+    from svmtool.bench import plots
+    from svmtool.bench.run import BenchConfig, finish, run_one
 
     monkeypatch.setattr(plots, "available", lambda: False)
-    cfg = suites.BenchConfig(train=str(HEART), solvers=["3"], against=[], repeat=1,
-                             trace=False, memory=False)
-    result = suites.run_one(cfg)
-    md, files = suites.finish(result, str(tmp_path), "noplot")
+    cfg = BenchConfig(train=str(HEART), solvers=["3"], against=[], repeat=1,
+                      trace=False, memory=False)
+    result = run_one(cfg)
+    md, files = finish(result, str(tmp_path), "noplot")
     assert files == []
     assert any("pip install 'svmtool[plot]'" in n for n in result["notes"])
     assert "pip install 'svmtool[plot]'" in md

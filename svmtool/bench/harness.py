@@ -103,6 +103,7 @@ class BenchData:
         return path
 
     _full_rows = -1
+    yesterday = None                # nightly: the day before's training data (warm start)
 
 
 def _is_cache(path):
@@ -121,8 +122,13 @@ def _dump(problem, path):
 
 
 def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, name=None,
-                    threads=None):
-    """Read the data (parse time measured apart: a first read, then the timed second read)."""
+                    threads=None, split=None, nightly=None):
+    """Read the data (parse time measured apart: a first read, then the timed second read).
+
+    ``split`` (no test file): a seeded permutation's first ``split`` rows train, the rest test.
+    ``nightly`` (a fraction, with a test file): the warm-start scenario of a cron job --
+    ``yesterday`` is the training file, today's training data is it with that fraction of its
+    rows replaced by random test rows (see :func:`nightly_data`)."""
     from svmtool.io.svmlight import load_data
 
     t0 = time.perf_counter()
@@ -137,17 +143,53 @@ def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, na
         t3 = time.perf_counter()
         test = load_data(test_path, threads=threads, mmap=False)
         t_test = time.perf_counter() - t3
+    if split is not None and test is None and split < train.n_rows:
+        perm = np.random.default_rng(0).permutation(train.n_rows)
+        test = train.take_rows(np.sort(perm[split:]))
+        train = train.take_rows(np.sort(perm[:split]))
+    yesterday = None
+    if nightly is not None and test is not None:
+        yesterday = train
+        train = nightly_data(train, test, nightly, seed)
     if rows is not None and rows < train.n_rows:
-        idx = np.sort(np.random.default_rng(seed).permutation(train.n_rows)[:rows])
-        train = train.take_rows(idx)
+        if yesterday is not None:       # the first rows of both days, which mostly overlap
+            train = train.take_rows(np.arange(rows))
+            yesterday = yesterday.take_rows(np.arange(min(rows, yesterday.n_rows)))
+        else:
+            idx = np.sort(np.random.default_rng(seed).permutation(train.n_rows)[:rows])
+            train = train.take_rows(idx)
     size = os.path.getsize(train_path) if os.path.exists(str(train_path)) else None
     d = BenchData(name=name or os.path.basename(str(train_path)), train=train, test=test,
                   bias=float(bias),
                   parse={"first": t1 - t0, "parse": t2 - t1, "test": t_test, "bytes": size,
                          "rows": full},
                   train_path=str(train_path), test_path=str(test_path) if test_path else None)
-    d._full_rows = full
+    d._full_rows = full if (split is None and nightly is None) else -1
+    d.yesterday = yesterday
     return d
+
+
+def nightly_data(train, test, fraction, seed=1):
+    """``train`` with ``fraction`` of its rows replaced by random rows of ``test`` (today's data
+    of a nightly retrain whose yesterday was ``train``)."""
+    from svmtool.problem import Problem
+
+    rng = np.random.default_rng(seed)
+    n = train.n_rows
+    k = int(round(fraction * n))
+    out = np.sort(rng.choice(n, size=k, replace=False))
+    keep = np.setdiff1d(np.arange(n), out)
+    new = rng.choice(test.n_rows, size=k, replace=False)
+    a, b = train.take_rows(keep), test.take_rows(np.sort(new))
+    nf = max(a.n_features, b.n_features)
+    indptr = np.concatenate([a.indptr - a.indptr[0],
+                             b.indptr[1:] - b.indptr[0] + (a.indptr[-1] - a.indptr[0])])
+    indices = np.concatenate([a.indices[a.indptr[0]:a.indptr[-1]],
+                              b.indices[b.indptr[0]:b.indptr[-1]]])
+    data = np.concatenate([a.data[a.indptr[0]:a.indptr[-1]], b.data[b.indptr[0]:b.indptr[-1]]])
+    y = np.concatenate([a.y, b.y])
+    return Problem(indptr=indptr.astype(np.int64), indices=indices, data=data, y=y,
+                   n_features=nf)
 
 
 def subsample(data, rows, seed=1, perm=None):
@@ -343,7 +385,10 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
         "iterations": ev.iterations, "objective": obj, "own_objective": ev.own_objective,
         "accuracy": acc, "timed_from_outside": runner.time_from_outside,
         "counterpart": runner.counterpart, "repeat": len(times),
+        "solver": getattr(runner, "solver", None),
     }
+    if ev.extra.get("times"):
+        row["phases"] = ev.extra["times"]     # svmtool train's own read/solve/write split
     tr = {"data": data.name, "C": C, "eps": row["eps"], "runner": runner.name,
           "group": runner.group, "callback": [], "replays": []}
     if trace:
@@ -517,6 +562,9 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
                     continue
                 rows.append(row)
                 traces.append(tr)
+    for r in runners:
+        if r.name in states:
+            r.close(states[r.name])
     add_gaps(rows, traces)
     return rows, traces, errors
 

@@ -1,5 +1,5 @@
-"""Reading and writing throughput: svmtool's parser and cache against scikit-learn (moved here from
-benchmarks/read_bench.py, which now calls it; ``svmtool bench --io`` and ``make bench`` use it too).
+"""Reading and writing throughput: svmtool's parser and cache against scikit-learn (the suites
+``io`` and ``io-all`` of ``svmtool bench --suite``, and ``svmtool bench TRAIN --io``).
 
 * read throughput, median of ``repeats`` interleaved runs after one warm-up call of each reader
   (numba's compile or cache load excluded): svmtool's ``load_svmlight`` with 1 and 2 threads,

@@ -1,6 +1,10 @@
-"""``svmtool bench``: time, memory, objective and accuracy of svmtool's solvers against anchors."""
+"""``svmtool bench``: time, memory, objective and accuracy of svmtool's solvers against anchors.
+
+Two forms: ``svmtool bench TRAIN [options]`` (one run on one data set) and ``svmtool bench
+--suite NAME[,NAME]`` (registered suites, :mod:`svmtool.bench.suites`; ``--list-suites``)."""
 
 import click
+from click.core import ParameterSource
 
 from svmtool.cli.common import info, quiet_option
 
@@ -18,10 +22,34 @@ def _names(text):
     return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
 
+# options of the one-run form only (refused with --suite)
+RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
+            "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
+            "no_trace", "no_memory", "tag", "end_to_end")
+SUITE_ONLY = ("data_dir", "quick", "markdown")
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
-               epilog="Example: svmtool bench data/a9a --test data/a9a.t --solvers dcd-l1,ocas "
-                      "-c 1 --repeat 5 --out bench-out")
-@click.argument("train_file", metavar="TRAIN", type=click.Path(exists=True, dir_okay=False))
+               epilog="Examples: svmtool bench data/a9a --test data/a9a.t --solvers dcd-l1,ocas "
+                      "-c 1 --repeat 5 --out bench-out;  svmtool bench --list-suites;  "
+                      "svmtool bench --suite dcd --markdown BENCHMARKS.md")
+@click.argument("train_file", metavar="[TRAIN]", required=False,
+                type=click.Path(exists=True, dir_okay=False))
+@click.option("--suite", "suite_names", default=None,
+              help="Run registered suites instead of one TRAIN: comma-separated names, "
+                   "'default' (what make bench runs) or 'all'; see --list-suites.")
+@click.option("--list-suites", is_flag=True, help="List the suites and exit.")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Suites: the folder of the shared data sets (default ../shared/data beside "
+                   "the repository; without it the bundled data/).")
+@click.option("--quick", is_flag=True,
+              help="Suites: the bundled heart_scale only (a smoke run of any suite).")
+@click.option("--markdown", type=click.Path(dir_okay=False), default=None,
+              help="Suites: write their sections into this file (BENCHMARKS.md), keeping the "
+                   "sections of the other suites; without it the markdown goes to stdout.")
+@click.option("--end-to-end", is_flag=True,
+              help="svmtool's runs as whole `svmtool train` commands on the text file (as the "
+                   "program anchors run), timed from outside.")
 @click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False),
               help="Test file: test accuracy and the test-error traces.")
 @click.option("--solvers", default=None,
@@ -37,7 +65,10 @@ def _names(text):
 @click.option("--repeat", type=int, default=3, show_default=True,
               help="Timed runs per case after one warm-up run; the median is reported.")
 @click.option("--against", default="liblinear,libsvm,sklearn", show_default=True,
-              help="Anchors (each used only if installed): liblinear, libsvm, sklearn; 'none'.")
+              help="Anchors (each used only if installed): liblinear, libsvm, sklearn (in "
+                   "process); liblinear-train, svm-train, svmocas, svm_perf_learn (programs on "
+                   "PATH, whole commands; 'programs': all four); 'all'; 'none'.  With --suite: "
+                   "replaces each suite's own anchors.")
 @click.option("--external", default=None,
               help="External training command template, e.g. 'svm_perf_learn -c {perf_c} -e "
                    "{eps_percent} {train} {model}' ({train} {test} {model} {predictions} {c} "
@@ -63,35 +94,107 @@ def _names(text):
 @click.option("--tag", default="bench", show_default=True, help="File name stem in --out.")
 @quiet_option
 @click.pass_context
-def command(ctx, train_file, test_file, solvers, c_list, e_list, bias, gamma, repeat, against,
-            external, external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace,
-            no_memory, threads, out_dir, tag, quiet):
-    """Benchmark svmtool's solvers (and anchors: LIBLINEAR, LIBSVM, scikit-learn, an external
-    command) on TRAIN: a markdown table on stdout, JSON and plots in --out."""
-    from svmtool.bench.suites import BenchConfig, finish, run_one
+def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown, end_to_end,
+            test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
+            external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
+            threads, out_dir, tag, quiet):
+    """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
+    SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
+    --out), or the registered suites (--suite, --list-suites)."""
     from svmtool.errors import ParameterError
 
     if repeat < 1:
         raise ParameterError(f"--repeat must be at least 1 (got {repeat})")
+    given = {n for n in RUN_ONLY + SUITE_ONLY + ("against", "repeat")
+             if ctx.get_parameter_source(n) not in (ParameterSource.DEFAULT, None)}
+    if list_suites:
+        _list_suites()
+        return
+    if suite_names is not None:
+        if train_file is not None:
+            raise ParameterError("give TRAIN or --suite, not both")
+        bad = sorted(f"--{n.replace('_', '-')}" for n in given & set(RUN_ONLY))
+        if bad:
+            raise ParameterError(f"{', '.join(bad)}: only with TRAIN (a suite sets its own)")
+        _run_suites(ctx, suite_names, data_dir, quick, markdown,
+                    repeat if "repeat" in given else None,
+                    _against(against) if "against" in given else None, threads, out_dir, quiet)
+        return
+    if train_file is None:
+        raise ParameterError("missing TRAIN (or --suite NAME, or --list-suites)")
+    bad = sorted(f"--{n.replace('_', '-')}" for n in given & set(SUITE_ONLY))
+    if bad:
+        raise ParameterError(f"{', '.join(bad)}: only with --suite")
+    from svmtool.bench.run import BenchConfig, finish, run_one
+
     Cs = _floats(c_list, "-c")
     if not Cs or any(not (c > 0) for c in Cs):
         raise ParameterError(f"-c needs positive values (got {c_list!r})")
     epss = _floats(e_list, "-e") or [None]
     if any(e is not None and not (e > 0) for e in epss):
         raise ParameterError(f"-e needs positive values (got {e_list!r})")
-    ag = [] if (against or "").strip().lower() == "none" else _names(against) or []
-    unknown = set(ag) - {"liblinear", "libsvm", "sklearn"}
-    if unknown:
-        raise ParameterError(f"--against: unknown anchor(s) {', '.join(sorted(unknown))} "
-                             f"(choose from liblinear, libsvm, sklearn, none)")
+    ag = _against(against)
     cfg = BenchConfig(train=train_file, test=test_file, solvers=_names(solvers), Cs=Cs,
                       epss=epss, repeat=repeat, against=ag, bias=bias, rows=rows, gamma=gamma,
                       trace=not no_trace, memory=not no_memory, scaling=scaling, sweep=sweep,
                       io=io_bench, external=external, external_predict=external_predict,
-                      external_group=external_loss, threads=threads)
+                      external_group=external_loss, threads=threads, end_to_end=end_to_end)
     log = (lambda m: info(ctx, m, quiet))
     result = run_one(cfg, log=log)
     md, files = finish(result, out_dir, tag, log=log)
     click.echo(md)
     info(ctx, f"wrote {out_dir}/{tag}.json, {out_dir}/{tag}.md"
          + (f" and {len(files)} plot(s)" if files else ""), quiet)
+
+
+def _against(text):
+    from svmtool.bench.anchors import expand_against
+    from svmtool.errors import ParameterError
+
+    try:
+        return expand_against(_names(text) or [])
+    except ValueError as e:
+        raise ParameterError(f"--against: {e}")
+
+
+def _list_suites():
+    from svmtool.bench.suites import SUITES, ordered
+
+    width = max(len(n) for n in SUITES)
+    for s in ordered():
+        mark = "*" if s.default else " "
+        click.echo(f"{mark} {s.name:{width}s}  {s.summary}")
+    click.echo("(* in the default set: make bench = svmtool bench --suite default "
+               "--markdown BENCHMARKS.md --out bench-out)")
+
+
+def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads, out_dir, quiet):
+    import os
+
+    from svmtool.bench.suites import Where, merge_markdown, ordered, run_suite, select
+    from svmtool.errors import ParameterError
+
+    try:
+        suites = select(names)
+    except KeyError as e:
+        raise ParameterError(e.args[0])
+    if data_dir is not None and not os.path.isdir(data_dir):
+        raise ParameterError(f"--data-dir: no folder {data_dir}")
+    where = Where(data_dir=data_dir, quick=quick)
+    log = (lambda m: info(ctx, m, quiet))
+    os.makedirs(out_dir, exist_ok=True)
+    prefix = ""
+    if markdown:
+        rel = os.path.relpath(os.path.abspath(out_dir),
+                              os.path.dirname(os.path.abspath(markdown)))
+        prefix = rel + "/"
+    sections = {}
+    for suite in suites:
+        sections[suite.name] = run_suite(suite, where, out_dir, repeat=repeat, against=against,
+                                         threads=threads, log=log, link_prefix=prefix,
+                                         given_data_dir=data_dir)
+    if markdown:
+        merge_markdown(markdown, sections, [s.name for s in ordered()])
+        info(ctx, f"wrote {markdown} ({', '.join(sections)}) and {out_dir}/", quiet)
+    else:
+        click.echo("\n".join(sections.values()))

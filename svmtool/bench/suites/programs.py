@@ -1,0 +1,43 @@
+"""The end-to-end suite: ``svmtool train`` against the C programs, each a whole command line on
+the same svmlight text file (process start, reading, training, writing the model), timed from
+outside (see :mod:`svmtool.bench.anchors.programs`).  What a Makefile or a cron job pays per
+call.
+"""
+
+from svmtool.bench.run import BenchConfig
+from svmtool.bench.suites.registry import Case, Suite, register
+
+PROGRAMS = ["liblinear-train", "svm-train", "svmocas", "svm_perf_learn"]
+
+
+def _cases(w):
+    out = []
+    for name, tr, te, opts in w.sets(["a9a", "news20"]):
+        solvers = (["dcd-l2", "dcd-l1"] if name == "news20"
+                   else ["dcd-l2", "newton", "dcd-l1", "lr", "ocas", "cp"])
+        out.append(Case(f"{name} end to end", BenchConfig(
+            train=tr, test=te, name=f"{name} end to end", solvers=solvers, end_to_end=True,
+            against=PROGRAMS, trace=False, **opts)))
+    for name, tr, te, opts in w.sets(["ijcnn1"], fallback=("heart",)):
+        kw = dict(opts)
+        if name == "ijcnn1":
+            kw.update(rows=3000, gamma=2.0, Cs=[32.0])
+        out.append(Case(f"{name} kernel end to end", BenchConfig(
+            train=tr, test=te, name=f"{name} kernel end to end", solvers=["kernel", "dcsvm"],
+            end_to_end=True, against=PROGRAMS, trace=False, **kw)))
+    return out
+
+
+register(Suite(
+    "end-to-end",
+    "svmtool train against liblinear-train, svm-train, svmocas, svm_perf_learn, whole commands",
+    "Whole command lines on the same text file, timed from outside (start to exit, median of "
+    "the timed runs after one warm-up run): `svmtool train -s NAME` against the C programs on "
+    "PATH -- `liblinear-train -s N` for the same problem, `svmocas` (OCAS), `svm_perf_learn` "
+    "(SVMperf, when installed) and, for the kernel solvers, `svm-train` (LIBSVM).  svmtool's "
+    "warm-up run compiles into an empty numba cache of its own, so `jit/warm-up s` is the "
+    "compile cost of a first run; peak memory is not measured for commands.  The model files are "
+    "read back for the objective and the test accuracy.",
+    _cases,
+    default=True,
+    replaces="benchmarks/end_to_end.py"))

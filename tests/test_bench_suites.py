@@ -1,0 +1,128 @@
+"""`svmtool bench --suite`: the suite registry (listing, selection, every suite builds its cases),
+one tiny suite run end to end into a markdown file whose sections carry their command, and the
+end-to-end runners (whole `svmtool train` and `liblinear-train` commands on one text file)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from svmtool.bench import report
+from svmtool.bench.suites import SUITES, Where, select
+from svmtool.cli import cli, run
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+HEART = DATA / "heart_scale"
+DEFAULT = {"linear", "c-sweep", "kernel", "end-to-end", "io"}
+
+
+def test_list_suites_names_every_suite_and_marks_the_default_set():
+    res = CliRunner().invoke(cli, ["bench", "--list-suites"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    for name, suite in SUITES.items():
+        line = next(ln for ln in lines if ln[2:].split()[0] == name)
+        assert line.startswith("*") == suite.default, line
+    assert {s.name for s in SUITES.values() if s.default} == DEFAULT
+
+
+def test_selection_by_name_default_and_all(capsys):
+    assert {s.name for s in select("default")} == DEFAULT
+    assert [s.name for s in select("dcd,newton,dcd")] == ["dcd", "newton"]
+    assert len(select("all")) == len(SUITES)
+    with pytest.raises(KeyError):
+        select("no-such-suite")
+    assert run(["bench", "--suite", "no-such-suite"]) == 2
+    assert "unknown suite 'no-such-suite'" in capsys.readouterr().err
+
+
+def test_every_old_benchmark_script_has_a_suite():
+    replaced = " ".join(s.replaces for s in SUITES.values())
+    for script in ("cutting_plane_bench", "dcd_multiclass", "dcd_vs_liblinear", "dcsvm_vs_libsvm",
+                   "end_to_end", "kernel_bias", "newton_vs_liblinear", "read_bench",
+                   "warm_start"):
+        assert f"benchmarks/{script}.py" in replaced, script
+
+
+@pytest.mark.parametrize("name", sorted(SUITES))
+def test_every_suite_builds_cases_on_the_bundled_data(name):
+    cases = SUITES[name].cases(Where(quick=True))
+    assert cases, name
+    for c in cases:
+        assert (c.config is not None) != bool(c.io), c
+        if c.config is not None:
+            assert Path(c.config.train).resolve() == HEART.resolve()
+
+
+@pytest.mark.parametrize("args", [["--suite", "kernel", "-c", "1"],
+                                  ["--suite", "kernel", str(HEART)],
+                                  [str(HEART), "--markdown", "x.md"],
+                                  [str(HEART), "--quick"],
+                                  []])
+def test_option_mixes_are_refused(args, capsys):
+    assert run(["bench"] + args) == 2
+    assert "svmtool: error: " in capsys.readouterr().err
+
+
+def _section(text, name):
+    start = text.index(f"<!-- suite: {name} -->")
+    return text[start:text.index(f"<!-- /suite: {name} -->", start)]
+
+
+def test_a_suite_run_writes_its_section_with_the_command_and_keeps_the_others(tmp_path):
+    md, out = tmp_path / "BENCH.md", tmp_path / "out"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["bench", "--suite", "line-search", "--quick", "--against", "none",
+                              "--repeat", "1", "--markdown", str(md), "--out", str(out)])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    text = md.read_text()
+    sec = _section(text, "line-search")
+    assert ("Command: `svmtool bench --suite line-search --quick --repeat 1 --against none`"
+            in sec)
+    rows = report.parse_markdown_table(sec[sec.index("| data |"):])
+    assert {r["runner"] for r in rows} == {f"ocas --line-search {ls}"
+                                           for ls in ("exact", "sorted", "gca2", "tca")}
+    # one OCAS problem: the four searches agree to OCAS's relative gap
+    assert all(float(r["rel. gap"]) < 0.02 for r in rows)
+    assert (out / "bench_heart.json").exists()
+    # a second suite joins the file; the first section stays byte for byte
+    res = runner.invoke(cli, ["bench", "--suite", "ordinal", "--quick", "--repeat", "1",
+                              "--markdown", str(md), "--out", str(out)])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    text2 = md.read_text()
+    assert _section(text2, "line-search") == sec
+    assert "Command: `svmtool bench --suite ordinal --quick --repeat 1`" in text2
+    assert text2.startswith("# svmtool benchmarks")
+
+
+def test_end_to_end_commands_read_the_same_text_file(tmp_path):
+    from svmtool.bench.run import BenchConfig, run_one
+
+    have_ll = shutil.which("liblinear-train") is not None
+    cfg = BenchConfig(train=str(HEART), solvers=["dcd-l1"], end_to_end=True, split=200,
+                      against=["liblinear-train"], repeat=1, trace=False, memory=False)
+    result = run_one(cfg)
+    rows = {r["runner"]: r for r in result["blocks"][0]["rows"]}
+    ours = rows["svmtool train -s dcd-l1"]
+    assert ours["timed_from_outside"] and ours["iterations"] > 0
+    assert 0.6 < ours["accuracy"] <= 1.0
+    if have_ll:
+        ll = rows["liblinear-train -s 3"]
+        assert abs(ll["objective"] - ours["objective"]) < 1e-2 * abs(ll["objective"])
+        ratio = result["blocks"][0]["ratios"][0]
+        assert (ratio["ours"], ratio["anchor"]) == ("svmtool train -s dcd-l1",
+                                                    "liblinear-train -s 3")
+    else:
+        assert any("liblinear-train skipped" in n for n in result["notes"])
+
+
+def test_variant_options_reach_the_typed_groups():
+    from svmtool.bench.anchors.ours import apply_options
+    from svmtool.params import TrainParams
+
+    p = apply_options(TrainParams(solver="ocas"), {"cp.line_search": "tca", "threads": 2,
+                                                   "dcsvm.early": True})
+    assert (p.cp.line_search, p.threads, p.dcsvm.early) == ("tca", 2, True)
+    with pytest.raises(ValueError):
+        apply_options(TrainParams(), {"nosuch.field": 1})
