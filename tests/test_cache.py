@@ -201,7 +201,7 @@ def mapped_object(arr):
 def test_cache_load_maps_the_file_instead_of_reading_it(tmp_path):
     # what makes a cache load near memory speed: every array is a view into a memory map of the
     # file, so loading parses nothing and copies nothing (its speed against parsing is measured
-    # side by side in benchmarks/read_bench.py, not here: timings on a shared machine are noise)
+    # side by side in `svmtool bench --suite io-all`, not here: timings on a shared machine are noise)
     src = DATA / "a9a"
     p = load_svmlight(src)
     path = tmp_path / "a9a.cache"

@@ -188,7 +188,7 @@ def test_matrix_input_and_file_objects():
 
 
 def test_bundled_a9a_same_as_source(tmp_path):
-    # (the writer's speed against scikit-learn's is measured in benchmarks/read_bench.py)
+    # (the writer's speed against scikit-learn's is measured in `svmtool bench --suite io-all`)
     src = DATA / "a9a"
     p = load_svmlight(src)
     X, y = load_svmlight_file(str(src))
