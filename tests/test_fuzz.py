@@ -17,6 +17,10 @@ from svmtool.errors import InputError
 from svmtool.io import model_io, scale, svmlight
 from svmtool.io.cache import load_cache, save_cache
 from svmtool.params import KernelParams
+from svmtool.problem import Problem
+from svmtool.models.linear import LinearModel
+from svmtool.models.kernel import KernelModel
+from svmtool.models.early import EarlyModel
 
 BUDGET = settings(max_examples=120, deadline=None, derandomize=True,
                   suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -59,12 +63,16 @@ def mutated(draw, base):
     return bytes(data)
 
 
-def _only_input_errors(read, data, path):
+def _only_input_errors(read, data, path, kinds):
+    """Run ``read(path)`` on ``data``: it must return one of ``kinds`` or raise InputError (any
+    other exception propagates and fails the test)."""
     path.write_bytes(data)
     try:
-        read(path)
-    except InputError:
-        pass
+        out = read(path)
+    except InputError as e:
+        assert str(e)                      # the one-line message the CLI prints
+        return
+    assert isinstance(out, kinds), type(out)
 
 
 HEART = (DATA / "heart_scale").read_bytes()[:2500]
@@ -75,7 +83,7 @@ HEART = (DATA / "heart_scale").read_bytes()[:2500]
 def test_text_reader_python_path(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("f") / "d.svm"
     _only_input_errors(lambda p: svmlight.load_svmlight(p, engine="python", comments=True),
-                       data, path)
+                       data, path, Problem)
 
 
 @BUDGET
@@ -117,7 +125,8 @@ def test_model_readers(tmp_path_factory, model_texts, kind):
     @given(data=mutated(model_texts[kind]))
     def check(data):
         path = tmp_path_factory.mktemp("m") / "m.model"
-        _only_input_errors(model_io.load_model, data, path)
+        _only_input_errors(model_io.load_model, data, path, (LinearModel, KernelModel,
+                                                             EarlyModel))
 
     check()
 
@@ -129,7 +138,7 @@ RANGES = b"y\n-1 1\n-1 1\nx\n0 1\n1 0 1\n2 -3.5 7\n13 0.25 1e3\n"
 @given(data=mutated(RANGES))
 def test_range_reader(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("r") / "ranges"
-    _only_input_errors(scale.restore_ranges, data, path)
+    _only_input_errors(scale.restore_ranges, data, path, scale.Ranges)
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +153,11 @@ def test_cache_reader(cache_bytes):
     @given(data=mutated(cache_bytes))
     def check(data):
         try:
-            load_cache(data, mmap=False, verify=True)
-        except InputError:
-            pass
+            out = load_cache(data, mmap=False, verify=True)
+        except InputError as e:
+            assert str(e)
+            return
+        assert isinstance(out, Problem)
+        assert len(out.indptr) == out.n_rows + 1
 
     check()
