@@ -32,7 +32,8 @@ def libsvm_text(model) -> str:
     head = [f"svm_type {model.svm_type}"] + kernel_head(model.kernel)
     head.append(f"nr_class {model.nr_class}")
     head.append(f"total_sv {model.total_sv}")
-    head.append("rho " + " ".join(format_g17(r + 0.0) for r in model.rho))
+    # one value per pair; none for a one-class-only classifier, written "rho" as LIBSVM does
+    head.append(" ".join(["rho"] + [format_g17(r + 0.0) for r in model.rho]))
     if model.labels is not None and model.is_classification():
         head.append("label " + " ".join(format_label(v) for v in model.labels))
     if model.nr_sv is not None and model.is_classification():
@@ -56,10 +57,14 @@ def read_libsvm(text, name):
         if toks[0] == "SV":
             sv_line = no
             break
+        if no == len(lines):
+            # the header's last line without its newline: the file was cut there
+            raise ModelFormatError(name, no, f"the file ends inside the header, at "
+                                             f"{line.strip()!r} (truncated file?)")
         if toks[0] not in known:
             raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
                                              f"LIBSVM model")
-        if len(toks) < 2:
+        if len(toks) < 2 and toks[0] != "rho":
             raise ModelFormatError(name, no, f"{toks[0]} needs a value")
         h[toks[0]] = (no, toks[1:])
     if sv_line is None:
@@ -79,9 +84,10 @@ def read_libsvm(text, name):
     ln, t = h["total_sv"]
     l = parse_int(t[0], name, ln, "total_sv")
     ln, t = h["rho"]
+    # one per pair of classes (none when the training data held one class) or one
     npairs = K * (K - 1) // 2 if svm_type in ("c_svc", "nu_svc") else 1
-    if len(t) != max(npairs, 1):
-        raise ModelFormatError(name, ln, f"rho has {len(t)} values, expected {max(npairs, 1)}")
+    if len(t) != npairs:
+        raise ModelFormatError(name, ln, f"rho has {len(t)} values, expected {npairs}")
     rho = np.array([parse_float(v, name, ln, "rho") for v in t])
     labels = nr_sv = None
     if svm_type in ("c_svc", "nu_svc"):

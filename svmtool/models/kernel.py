@@ -165,7 +165,8 @@ class KernelModel(Scoring):
             if l:
                 out[:, 0] = kernel_expansion(A, all_a, self._sv, all_sv, coef, self.kernel,
                                              self.threads, mem_mb)
-            out[:, 0] -= self.rho[0]
+            if len(self.rho):         # no rho (and no SV) when training saw one class
+                out[:, 0] -= self.rho[0]
             return out
         K = self.nr_class
         start = np.concatenate([[0], np.cumsum(self.nr_sv)]).astype(np.int64)
