@@ -234,3 +234,22 @@ def test_models_cross_with_svmperf(tmp_path, loss):
     m_theirs = perf_measures(y, np.loadtxt(c))
     key = "f1" if loss == 1 else "prbep"
     assert abs(m_ours[key] - m_theirs[key]) <= 0.5
+
+
+def test_predict_reads_the_svmperf_model(tmp_path, capsys):
+    """svmtool predict on svm_perf_learn's model: the decision values svm_perf_classify wrote;
+    the V6.20 line survives a read and a re-save."""
+    model, pred, dec = tmp_path / "m", tmp_path / "p", tmp_path / "d"
+    assert cli(capsys, "svm_perf_learn", "-c", 5, "-l", 3, HEART, model)[0] == 0
+    assert cli(capsys, "svm_perf_classify", HEART, model, pred)[0] == 0
+    code, _, err = cli(capsys, "predict", "--decision-values", HEART, model, dec)
+    assert code == 0, err
+    np.testing.assert_allclose(np.loadtxt(dec), np.loadtxt(pred), atol=1e-8)
+    from svmtool import api
+
+    m = api.load_model(str(model))
+    assert m.report["svmlight_version"] == "V6.20"
+    again = tmp_path / "again"
+    api.save_model(m, str(again), "svmperf")
+    assert again.read_text().splitlines()[0] == "SVM-light Version V6.20"
+    np.testing.assert_allclose(api.load_model(str(again)).w, m.w)
