@@ -221,11 +221,9 @@ class _Report:
         self.on = verbosity >= 1 and not is_quiet(ctx)
         self.err = to_stderr
 
-    def __call__(self, text, nl=True):
+    def __call__(self, text):
         if self.on:
-            click.echo(text, nl=nl, err=self.err)
-            if not nl:
-                (sys.stderr if self.err else sys.stdout).flush()
+            click.echo(text, err=self.err)
 
 
 @click.command("svm_perf_learn", add_help_option=False,
@@ -259,9 +257,8 @@ def learn_command(ctx, argv):
     if msg:
         raise ParameterError(f"svm_perf_learn: {msg}")
     with locked(s["model"], 0.0):
-        say("Reading training examples...", nl=False)
         prob = load_data(s["train"], progress=show_progress(ctx))
-        say("done")
+        say("Reading training examples...done")       # whole lines: an error comes alone
         if prob.n_rows == 0:
             raise InputError(f"{s['train']}: no training examples")
         y = np.where(prob.y > 0, 1.0, -1.0)
@@ -295,13 +292,12 @@ def learn_command(ctx, argv):
         say(f"Norm of weight vector: |w|={norm:.5f}")
         say(f"Value of slack variable (global): xi={xi:.5f}")
         say(f"Runtime in cpu-seconds: {cpu:.2f}")
-        say("Writing learned model...", nl=False)
         model.report["n_train"] = prob.n_rows
         text = svmlight_text(model, prob.n_rows, fmt="svmperf",
                              kernel_header=tuple(s["kernel_header"]))
         with open_output(s["model"]) as f:
             f.write(text)
-        say("done")
+        say("Writing learned model...done")
 
 
 def _progress(ctx, verbosity, say):
@@ -365,18 +361,16 @@ def classify_command(ctx, argv):
     from svmtool.ops.perf_measures import perf_measures, summary_lines
 
     say = _Report(ctx, verbosity, to_stderr=out_path == "-")
-    say("Reading model...", nl=False)
     model = load_model(model_file)
     if not isinstance(model, LinearModel) or model.nr_w != 1 or model.is_regression() or \
             model.labels is None or len(model.labels) != 2:
         raise InputError(f"{model_file}: svm_perf_classify needs a two-class linear model "
                          f"(SVMperf's, or svmtool's linear binary models)")
-    say("done.")
+    say("Reading model...done.")
     # SVMperf's decision value ranks the larger label first
     sign = 1.0 if model.labels[0] > model.labels[1] else -1.0
     ys, ss = [], []
     runtime = 0.0
-    say("Reading test examples...", nl=False)
     with open_output(out_path) as out:
         for chunk in iter_data_chunks(test):
             t = time.process_time()
@@ -388,7 +382,7 @@ def classify_command(ctx, argv):
                 out.write("".join("%.8f\n" % v for v in s.tolist()))
     y = np.concatenate(ys) if ys else np.zeros(0)
     s = np.concatenate(ss) if ss else np.zeros(0)
-    say(f" ({len(y)} examples) done.")
+    say(f"Reading test examples... ({len(y)} examples) done.")
     say("Classifying test examples...done")
     say(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
     unlabeled = int(np.count_nonzero(y == 0))
