@@ -23,13 +23,18 @@ from svmtool import __version__
 from svmtool.cli.common import note_quiet, reset_quiet, show_warning
 from svmtool.errors import EXIT_FAILURE, EXIT_USAGE, Interrupted, StdoutGone, SvmtoolError
 
-# name -> (module, one-line help).  A command is listed only once it really works.
+# name -> (module, one-line help); "module:attr" when the command is not the module's `command`.
+# A command is listed only once it really works.
 COMMANDS = {
     "convert": ("svmtool.cli.convert", "Convert data: text <-> binary cache, CSV, scaling."),
     "train": ("svmtool.cli.train", "Train a model (LIBLINEAR-style options)."),
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
     "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
     "info": ("svmtool.cli.info", "Describe a model file: format, classes, features, kernel."),
+    "svm_perf_learn": ("svmtool.cli.svmperf_cli:learn_command",
+                       "SVMperf's svm_perf_learn command line (multivariate losses)."),
+    "svm_perf_classify": ("svmtool.cli.svmperf_cli:classify_command",
+                          "SVMperf's svm_perf_classify command line and evaluation."),
 }
 
 
@@ -41,7 +46,8 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(name)
         if entry is None:
             return None
-        return importlib.import_module(entry[0]).command
+        module, _, attr = entry[0].partition(":")
+        return getattr(importlib.import_module(module), attr or "command")
 
     def format_commands(self, ctx, formatter):
         # list the commands from the table, without importing them

@@ -1,7 +1,8 @@
 """SVMlight / SVMperf model files (svm_common.c's layout; FORMATS.md section 4), linear only.
 
-Written (``--model-format svmlight``, and by default for ranking models) the way SVMperf writes a
-linear model: a header of ``value # comment`` lines, then a single pseudo support vector holding
+Written (``--model-format svmlight`` or ``svmperf``, and by default for ranking models) the way
+SVMperf writes a linear model, the first line being the version the target program compares
+against (:data:`HEADERS`; SVMperf 3.00: ``SVM-light Version V6.20``): a header of ``value # comment`` lines, then a single pseudo support vector holding
 ``w`` with ``alpha*y = 1``, the bias column's weight folded into the threshold (the decision value
 is ``w'x - b``, so ``b = -bias * w_bias``).  Zero weights are left out; numbers are ``%.17g``.
 
@@ -21,10 +22,19 @@ from svmtool.io.model_text import parse_float, parse_int
 MAX_FEATURES = 2**31 - 1
 
 HEADER = "SVM-light Version V6.20"
+# the first line each target program reads (it compares the whole line): SVMperf 3.00 carries
+# SVM-light 6.20 inside, and its svm_perf_classify refuses any other version
+HEADERS = {"svmlight": HEADER, "svmperf": "SVM-light Version V6.20"}
+# kernel parameters of a linear model's header when none are given: svm_learn's and
+# svm_perf_learn's defaults of -d, -g, -s, -r, -u
+DEFAULT_KERNEL_HEADER = (3, 1.0, 1.0, 1.0, "empty")
 
 
-def svmlight_text(model, n_train=None) -> str:
-    """SVMperf-style text of a one-column linear model (binary classifier or ranking scorer)."""
+def svmlight_text(model, n_train=None, fmt="svmlight", kernel_header=None) -> str:
+    """SVMperf-style text of a one-column linear model (binary classifier or ranking scorer).
+
+    ``fmt`` picks the version line (:data:`HEADERS`); ``kernel_header`` the values written for
+    the kernel parameters -d -g -s -r -u (the trainer's own, which a linear model ignores)."""
     if model.nr_w != 1:
         raise ValueError(f"the SVMlight format holds one weight vector; this model has "
                          f"{model.nr_w} (multi-class models: use LIBLINEAR's format)")
@@ -35,14 +45,17 @@ def svmlight_text(model, n_train=None) -> str:
         b = -model.bias * float(w[nf])
     if n_train is None:
         n_train = int(model.report.get("n_train", 0)) if model.report else 0
+    if fmt not in HEADERS:
+        raise ValueError(f"unknown SVMlight model flavour {fmt!r}")
+    d, g, s_, r, u = DEFAULT_KERNEL_HEADER if kernel_header is None else kernel_header
     head = [
-        HEADER,
+        HEADERS[fmt],
         "0 # kernel type",
-        "3 # kernel parameter -d",
-        "1 # kernel parameter -g",
-        "1 # kernel parameter -s",
-        "1 # kernel parameter -r",
-        "empty# kernel parameter -u",
+        "%d # kernel parameter -d" % int(d),
+        "%.8g # kernel parameter -g" % float(g),
+        "%.8g # kernel parameter -s" % float(s_),
+        "%.8g # kernel parameter -r" % float(r),
+        "%s# kernel parameter -u" % u,
         f"{nf} # highest feature index",
         f"{n_train} # number of training documents",
         "2 # number of support vectors plus 1",
@@ -183,13 +196,14 @@ def read_svmlight_model(text, name):
     labels = _labels_of(lines[len(fields)], name, 1 + len(fields))
     model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=labels,
                         nr_feature=nf, bias=bias, w=W)
-    model.report = {"model_format": "svmlight", "n_train": as_int(7)}
+    model.report = {"model_format": "svmlight", "n_train": as_int(7),
+                    "svmlight_version": lines[0].strip()[len("SVM-light Version"):].strip()}
     return model
 
 
-def save_svmlight_model(model, path, n_train=None):
+def save_svmlight_model(model, path, n_train=None, fmt="svmlight", kernel_header=None):
     from svmtool.io.output import open_output
 
-    text = svmlight_text(model, n_train)
+    text = svmlight_text(model, n_train, fmt, kernel_header)
     with open_output(path) as f:
         f.write(text)
