@@ -20,7 +20,8 @@ import tempfile
 import atheris
 
 # only plain-Python reader modules are instrumented: numba cannot compile instrumented bytecode
-_READERS = ["svmtool.io._grammar", "svmtool.io._parse_py", "svmtool.io.svmlight",
+_READERS = ["svmtool.io._grammar", "svmtool.io._parse_py", "svmtool.io.source",
+            "svmtool.io.svmlight",
             "svmtool.io.early_model", "svmtool.io.liblinear_model", "svmtool.io.libsvm_model",
             "svmtool.io.model_text", "svmtool.io.svmlight_model", "svmtool.io.model_io",
             "svmtool.io.cache", "svmtool.io.scale"]

@@ -24,7 +24,7 @@ BLOCK_BYTES = 16 << 20
 
 def _blocks(source, block_bytes):
     """Yield (bytes of whole lines, number of lines before them), and the display name first."""
-    from svmtool.io.svmlight import open_input as _Input
+    from svmtool.io.source import open_input as _Input
 
     with _Input(source) as inp:
         yield inp.name
