@@ -2,14 +2,13 @@
 
 import os
 import re
-import sys
 from dataclasses import replace
 
 import click
 from click.core import ParameterSource
 
-from svmtool.cli.common import (info, is_quiet, quiet_option, show_progress, warn,
-                                zero_based_option)
+from svmtool.cli.common import is_quiet, quiet_option, warn, zero_based_option
+from svmtool.cli.publish import read_training_data, train_and_publish
 from svmtool.errors import ParameterError
 
 _WEIGHT = re.compile(r"^-w([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$")
@@ -229,14 +228,14 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
         params = replace(params, time_limit=retrain["time_limit"],
                          deadline=t_command + retrain["time_limit"])
     if folds is None and not find_c:
-        return _train_and_publish(ctx, spec, params, train_file, model_file, model_format,
-                                  retrain, zero_based, threads, perf_c, kernel_opts, quiet,
-                                  t_command)
+        return train_and_publish(ctx, spec, params, train_file, model_file, model_format,
+                                 retrain, zero_based, threads, perf_c, kernel_opts, quiet,
+                                 t_command)
 
     from svmtool import api
 
-    prob, params, _ = _read(ctx, spec, params, train_file, model_format, zero_based, threads,
-                            perf_c, kernel_opts, quiet)
+    prob, params, _ = read_training_data(ctx, spec, params, train_file, model_format,
+                                         zero_based, threads, perf_c, kernel_opts, quiet)
     if find_c:
         _find_c(ctx, spec, prob, params, folds, quiet)
         return
@@ -254,186 +253,6 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
         return
     acc = 100.0 * float(np.mean(pred == prob.y))
     click.echo(f"Cross Validation Accuracy = {acc:g}%", err=True)
-
-
-def _read(ctx, spec, params, train_file, model_format, zero_based, threads, perf_c, kernel_opts,
-          quiet):
-    """(problem, params, seconds): the training data, and params completed from it."""
-    import time
-
-    from svmtool.io.svmlight import load_data
-
-    if kernel_opts.get("test_file"):
-        test = load_data(kernel_opts["test_file"], zero_based=zero_based)
-        params = replace(params, dcsvm=replace(params.dcsvm, test=test,
-                                               keep_level_models=spec.name == "dcsvm"))
-    t0 = time.perf_counter()
-    prob = load_data(train_file, zero_based=zero_based, threads=threads,
-                     progress=show_progress(ctx, quiet))
-    t_read = time.perf_counter() - t0
-    info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
-              f"in {t_read:.3f} s", quiet)
-    if model_format in ("svmlight", "svmperf") and spec.task == "classification":
-        import numpy as np
-
-        k = len(np.unique(prob.y))
-        if k > 2:
-            raise ParameterError(f"--model-format svmlight holds one weight vector: it cannot "
-                                 f"hold a model of {k} classes (use the LIBLINEAR format)")
-
-    if perf_c is not None and spec.kind != "ranking":
-        # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)
-        params = replace(params, C=perf_c * 100.0 / max(prob.n_rows, 1))
-    return prob, params, t_read
-
-
-def _train_and_publish(ctx, spec, params, train_file, model_file, model_format, retrain,
-                       zero_based, threads, perf_c, kernel_opts, quiet, t_command):
-    """Train and write MODEL under its lock; with the retraining options, warm start, gate,
-    report and log (svmtool.cli.retrain)."""
-    import time
-
-    from svmtool.io.lock import LockBusy, locked
-
-    record_wanted = retrain["report_file"] is not None or retrain["log_file"] is not None
-    rec = None
-    if record_wanted:
-        from svmtool import __version__
-        from svmtool.cli.retrain import params_record
-
-        rec = {"svmtool": __version__, "argv": list(sys.argv), "pid": os.getpid(),
-               "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "solver": spec.name,
-               "params": params_record(params), "data": {"path": train_file},
-               "init_model": retrain["init_model"], "model": {"path": model_file},
-               "status": "failed"}
-    try:
-        with locked(model_file, retrain["wait"]):
-            _publish(ctx, spec, params, train_file, model_file, model_format, retrain,
-                     zero_based, threads, perf_c, kernel_opts, quiet, t_command, rec)
-    except LockBusy as e:
-        if rec is not None:
-            rec["status"] = "busy"
-            rec["error"] = str(e)
-            _record(retrain, rec, t_command, report=False)
-        raise
-    except BaseException as e:
-        if rec is not None:
-            if rec["status"] == "failed":
-                rec["error"] = str(e) or type(e).__name__
-            _record(retrain, rec, t_command)
-        raise
-    if rec is not None:
-        _record(retrain, rec, t_command)
-
-
-def _record(retrain, rec, t_command, report=True):
-    import time
-
-    from svmtool.cli.retrain import append_log, peak_memory_bytes, write_report
-
-    rec.setdefault("times", {})["total"] = time.monotonic() - t_command
-    rec["peak_memory_bytes"] = peak_memory_bytes()
-    if report and retrain["report_file"] is not None:
-        write_report(retrain["report_file"], rec)
-    if retrain["log_file"] is not None:
-        append_log(retrain["log_file"], rec)
-
-
-def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, zero_based,
-             threads, perf_c, kernel_opts, quiet, t_command, rec):
-    import time
-
-    from svmtool import api
-
-    init_model = None
-    if retrain["init_model"] is not None:
-        init_model = api.load_model(retrain["init_model"])
-        init_model.report["source"] = retrain["init_model"]
-        from svmtool.solvers.warm import check_kind
-
-        check_kind(init_model, spec)
-    prob, params, t_read = _read(ctx, spec, params, train_file, model_format, zero_based,
-                                 threads, perf_c, kernel_opts, quiet)
-    if rec is not None:
-        import numpy as np
-
-        from svmtool.cli.retrain import file_facts
-
-        size, digest = file_facts(train_file)
-        rec["data"].update({"size": size, "sha256": digest, "n": prob.n_rows,
-                            "d": prob.n_features, "nnz": prob.nnz})
-        if spec.task != "ranking":
-            rec["data"]["classes"] = sorted(float(v) for v in np.unique(prob.y))
-        rec["times"] = {"read": t_read}
-
-    callback, bar = _progress(ctx, quiet, spec.name)
-    try:
-        model = api.train(prob, params, callback=callback, init_model=init_model)
-    finally:
-        if bar is not None:
-            bar.close()
-    _print_report(ctx, model, quiet)
-    if spec.kind == "kernel" and not quiet:
-        for line in level_report_lines(model.report):
-            click.echo(line, err=True)
-    if model_format in ("svmlight", "svmperf") or model.report.get("model_format") == "svmlight":
-        model.report.setdefault("n_train", prob.n_rows)
-    if rec is not None:
-        from svmtool.cli.retrain import stop_reason
-
-        rec["subproblems"] = model.report["classes"]
-        reasons = [stop_reason(r) for r in model.report["classes"]]
-        rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
-        rec["times"]["solve"] = model.report["train_time"]
-        if init_model is not None:
-            rec["warm_start"] = type(init_model).__name__
-    if retrain["validate_file"] is not None:
-        _validate(ctx, spec, model, model_file, retrain, zero_based, quiet, rec)
-    t0 = time.perf_counter()
-    api.save_model(model, model_file, model_format)
-    if rec is not None:
-        from svmtool.cli.retrain import file_facts
-
-        rec["times"]["write"] = time.perf_counter() - t0
-        rec["model"]["sha256"] = file_facts(model_file)[1]
-        rec["status"] = "published"
-
-
-def _validate(ctx, spec, model, model_file, retrain, zero_based, quiet, rec):
-    """Score the new model and the published one on --validate; GateRefused (exit 3) if the
-    new one fails --min-accuracy or --max-drop.  Nothing is written before this returns."""
-    from svmtool import api
-    from svmtool.cli.retrain import GateRefused, gate, metric_of, score
-    from svmtool.io.lock import lockable
-    from svmtool.io.svmlight import load_data
-
-    metric = metric_of(spec)
-    val = load_data(retrain["validate_file"], zero_based=zero_based)
-    new_score = score(model, val, metric)
-    old_score = None
-    old_note = None
-    if model_file != "-" and lockable(model_file) and os.path.exists(model_file):
-        try:
-            old_score = score(api.load_model(model_file), val, metric)
-        except Exception as e:         # an unreadable old model: no comparison, say why
-            old_note = f"the published model could not be scored: {e}"
-            warn(old_note)
-    result = {"file": retrain["validate_file"], "metric": metric, "new": new_score,
-              "old": old_score}
-    if old_note:
-        result["note"] = old_note
-    unit = "" if metric == "mse" else "%"
-    old_text = "" if old_score is None else f", published model {old_score:.4f}{unit}"
-    info(ctx, f"validation {metric}: new model {new_score:.4f}{unit}{old_text}", quiet)
-    reason = gate(new_score, old_score, metric, retrain["min_accuracy"], retrain["max_drop"])
-    result["passed"] = reason is None
-    if rec is not None:
-        rec["validation"] = result
-    if reason is not None:
-        if rec is not None:
-            rec["status"] = "refused"
-            rec["error"] = f"validation gate: {reason}"
-        raise GateRefused(f"validation gate: {reason}; {model_file} left as it was")
 
 
 def _given(ctx, name):
@@ -536,28 +355,6 @@ def _specs_reading(group):
     return [s for s in specs() if s.reads(group)]
 
 
-def _progress(ctx, quiet, name):
-    if not show_progress(ctx, quiet):
-        return None, None
-    from tqdm import tqdm
-
-    bar = tqdm(desc=f"training ({name})", unit=" iter", file=sys.stderr, leave=False)
-    state = {"cls": None}
-
-    def callback(cls, it, info_):
-        if cls != state["cls"]:
-            state["cls"] = cls
-            bar.set_description(f"training ({name}), class {cls + 1}")
-        bar.update(1)
-        if isinstance(info_, dict) and "level" in info_:
-            bar.set_description(f"training ({name}), class {cls + 1}, level {info_['level']}")
-        viol = info_.get("pg_violation") if isinstance(info_, dict) else None
-        if viol is not None:
-            bar.set_postfix_str(f"violation {viol:.3g}", refresh=False)
-
-    return callback, bar
-
-
 def _find_c(ctx, spec, prob, params, folds, quiet):
     """LIBLINEAR's train -C: one line per C (not with -q), then the best (all on stderr).  An
     explicit -c is where the C path starts; for svr-l2 (-s 11) an explicit -p is where the p
@@ -586,41 +383,3 @@ def _find_c(ctx, spec, prob, params, folds, quiet):
     click.echo(f"Best C = {res.best_C:g}  CV accuracy = {100.0 * res.best_rate:g}%", err=True)
 
 
-def _print_report(ctx, model, quiet):
-    rep = model.report
-    for r in rep["classes"]:
-        if r.get("notice"):
-            warn(f"class {r['label']:g}: {r['notice']}")
-    for r in rep["classes"]:
-        if not r.get("converged", True):
-            msg = r.get("warning") or ("reaching the maximal number of iterations "
-                                       f"({r['iterations']}) before the stopping rule was met")
-            warn(f"class {r['label']:g}: {msg}")
-    if quiet:
-        return
-    for r in rep["classes"]:
-        parts = [f"class {r['label']:g}" if len(rep["classes"]) > 1 else "done",
-                 f"iterations {r['iterations']}", f"primal {r['primal']:.10g}"]
-        if "dual" in r:
-            parts.append(f"dual {r['dual']:.10g}")
-        parts.append(f"{r['gap_kind']} {r['gap']:.3g}")
-        if "n_sv" in r:
-            parts.append(f"nSV {r['n_sv']}")
-        if "cg_steps" in r:
-            parts.append(f"CG steps {r['cg_steps']}")
-        click.echo(": ".join(parts[:1]) + ": " + ", ".join(parts[1:]), err=True)
-    click.echo(f"trained in {rep['train_time']:.3f} s ({rep['solver']})", err=True)
-
-
-def level_report_lines(report):
-    lv = report.get("levels")
-    if not lv:
-        return []
-    lines = ["level  clusters  clustering_s  training_s      #SV       objective  accuracy"]
-    for st in lv:
-        acc = st.get("accuracy")
-        acc_s = f"{acc:8.4f}%" if acc is not None else "       -"
-        lines.append(f"{str(st['level']):>6} {st['clusters']:>9} {st['cluster_time']:>13.3f} "
-                     f"{st['train_time']:>11.3f} {st['n_sv']:>8} {st['objective']:>15.8g} "
-                     f"{acc_s}")
-    return lines
