@@ -130,7 +130,7 @@ ROWS = [
     ("-B for one-class", ["train", "-s", "21", "-B", "1", HEART, "OUT"], 2,
      "-s one-class takes no bias column (-B): its offset is rho, as in LIBLINEAR"),
     ("-t 9", ["train", "-s", "kernel", "-t", "9", HEART, "OUT"], 2,
-     "-t must be 0 (linear), 1 (polynomial), 2 (rbf) or 3 (sigmoid) (got 9)"),
+     "-t must be 0 (linear), 1 (polynomial), 2 (rbf), 3 (sigmoid) or 4 (precomputed) (got 9)"),
     ("-g -1", ["train", "-s", "kernel", "-g", "-1", HEART, "OUT"], 2,
      "gamma (-g) must be >= 0 (got -1.0)"),
     ("-m 0", ["train", "-s", "kernel", "-m", "0", HEART, "OUT"], 2,
