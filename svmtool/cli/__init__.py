@@ -30,6 +30,9 @@ COMMANDS = {
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
     "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
     "info": ("svmtool.cli.info", "Describe a model file: format, classes, features, kernel."),
+    "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
+    "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),
+    "svm-scale": ("svmtool.cli.svm_scale", "LIBSVM's svm-scale, same options and output."),
 }
 
 

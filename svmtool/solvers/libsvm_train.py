@@ -31,6 +31,7 @@ collected in ``model.report["libsvm_lines"]`` in LIBSVM's order, for the command
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 import numpy as np
 
 from svmtool.errors import ParameterError
@@ -422,3 +423,71 @@ def density_marks(dec, nr_marks=10):
         tmp[i] = d[neg - 1 + (i - mid) * pos // mid]
     return (tmp[:-1] + tmp[1:]) / 2.0, None
 
+
+
+# ------------------------------------------------------------------------------------------------
+# cross-validation (svm-train -v)
+
+def cv_folds(y, nr_fold, classification, seed):
+    """LIBSVM's folds: for classification every class is shuffled and spread over the folds in
+    proportion (stratified); otherwise one shuffle cut into nr_fold slices.  Returns the rows of
+    each fold.  (The shuffles come from a seeded generator, not C's rand().)"""
+    n = len(y)
+    rng = np.random.default_rng(seed)
+    if nr_fold > n:
+        nr_fold = n
+    if classification and nr_fold < n:
+        labels, perm, start, count = group_classes(y)
+        folds = [[] for _ in range(nr_fold)]
+        for c in range(len(labels)):
+            idx = perm[start[c]:start[c] + count[c]].copy()
+            rng.shuffle(idx)
+            for f in range(nr_fold):
+                folds[f].append(idx[f * count[c] // nr_fold:(f + 1) * count[c] // nr_fold])
+        return [np.concatenate(f) if f else np.zeros(0, dtype=np.int64) for f in folds]
+    perm = rng.permutation(n)
+    b = fold_bounds(n, nr_fold)
+    return [perm[b[f]:b[f + 1]] for f in range(nr_fold)]
+
+
+def cross_validation(problem, params, spec, nr_fold, lines=None):
+    """The prediction of every row by the model trained on the other folds (svm-train -v):
+    labels for classification (by probability with -b 1, as LIBSVM), values for regression,
+    +1/-1 for the one-class SVM.  The folds' training lines are appended to ``lines``."""
+    import warnings
+
+    from svmtool.problem import Problem
+
+    if params.eps is None:
+        params = replace(params, eps=spec.default_eps)
+    n = problem.n_rows
+    if nr_fold > n:
+        warnings.warn(f"# folds ({nr_fold}) > # data ({n}). Will use # folds = # data instead "
+                      f"(i.e., leave-one-out cross validation)")
+    classification = spec.liblinear_type in ("c_svc", "nu_svc")
+    folds = cv_folds(problem.y, nr_fold, classification, params.libsvm.seed)
+    X = Rows(problem.indptr, problem.indices, problem.data, n_features=problem.n_features)
+    out = np.zeros(n)
+    for test in folds:
+        if len(test) == 0:
+            continue
+        mask = np.ones(n, dtype=bool)
+        mask[test] = False
+        train_rows = np.flatnonzero(mask)
+        tr = take_rows(X, train_rows)
+        sub = Problem(tr.indptr, tr.indices, tr.data, problem.y[train_rows], problem.n_features)
+        if spec.liblinear_type in LIBSVM_TYPES and int(params.kernel.kernel_type) != 4 and \
+                (params.kernel.gamma is None or params.kernel.gamma == 0):
+            # gamma's default comes from the whole training file, as svm-train computes it
+            params = replace(params, kernel=replace(
+                params.kernel, gamma=1.0 / problem.n_features if problem.n_features else 0.0))
+        model = train_libsvm(sub, params, spec)
+        if lines is not None:
+            lines.extend(model.report["libsvm_lines"])
+        te = take_rows(X, test)
+        if classification and params.libsvm.probability and model.is_probabilistic():
+            _, pred = model.predict_proba(te)
+        else:
+            pred = model.predict(te)
+        out[test] = pred
+    return out
