@@ -201,3 +201,20 @@ def test_precomputed_kernel(capfd, heart, tmp_path):
     assert code == 0, err
     pred, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")
     assert np.array_equal(np.loadtxt(tmp_path / "o"), np.array(pred))
+
+
+def test_one_class_of_labels_as_libsvm(capfd, tmp_path):
+    """Data of one class: LIBSVM's warning, a model without pairs (a bare 'rho' line) that
+    libsvm-official reads and that predicts the class."""
+    data = tmp_path / "one"
+    data.write_text("1 1:0.5\n1 1:0.2 2:1\n1 2:0.3\n")
+    code, lines, err = ours(capfd, data, tmp_path / "m")
+    assert code == 0, err
+    assert lines == ["WARNING: training data in only one class. See README for details.",
+                     "Total nSV = 0"]
+    y, x = svmutil.svm_read_problem(str(data))
+    ref = svmutil.svm_train(y, x, "-q")
+    svmutil.svm_save_model(str(tmp_path / "ref"), ref)
+    assert (tmp_path / "m").read_text() == (tmp_path / "ref").read_text()
+    code, out, err = ours(capfd, "svm-predict", data, tmp_path / "ref", tmp_path / "o")
+    assert code == 0 and (tmp_path / "o").read_text() == "1\n1\n1\n"

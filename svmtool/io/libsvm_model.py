@@ -34,7 +34,7 @@ def libsvm_text(model) -> str:
     head = [f"svm_type {model.svm_type}"] + kernel_head(model.kernel)
     head.append(f"nr_class {model.nr_class}")
     head.append(f"total_sv {model.total_sv}")
-    head.append("rho " + " ".join(format_g17(r + 0.0) for r in model.rho))
+    head.append(" ".join(["rho"] + [format_g17(r + 0.0) for r in model.rho]))
     if model.labels is not None and model.is_classification():
         head.append("label " + " ".join(format_label(v) for v in model.labels))
     for key in ("probA", "probB"):
@@ -73,7 +73,7 @@ def read_libsvm(text, name):
         if toks[0] not in known:
             raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
                                              f"LIBSVM model")
-        if len(toks) < 2:
+        if len(toks) < 2 and toks[0] != "rho":      # (one class: no pair, no rho)
             raise ModelFormatError(name, no, f"{toks[0]} needs a value")
         h[toks[0]] = (no, toks[1:])
     if sv_line is None:
@@ -96,8 +96,8 @@ def read_libsvm(text, name):
     l = parse_int(t[0], name, ln, "total_sv")
     ln, t = h["rho"]
     npairs = K * (K - 1) // 2 if svm_type in ("c_svc", "nu_svc") else 1
-    if len(t) != max(npairs, 1):
-        raise ModelFormatError(name, ln, f"rho has {len(t)} values, expected {max(npairs, 1)}")
+    if len(t) != npairs:
+        raise ModelFormatError(name, ln, f"rho has {len(t)} values, expected {npairs}")
     rho = np.array([parse_float(v, name, ln, "rho") for v in t])
     labels = nr_sv = None
     if svm_type in ("c_svc", "nu_svc"):

@@ -269,7 +269,8 @@ class KernelModel(Scoring):
         """Decision values from the kernel block kb (n, total_sv)."""
         if not self.is_classification() or self.nr_class <= 2:
             coef = self.sv_coef[0] if self.total_sv else np.zeros(0)
-            return (kb @ coef - self.rho[0]).reshape(n, 1)
+            rho = self.rho[0] if len(self.rho) else 0.0
+            return (kb @ coef - rho).reshape(n, 1)
         K = self.nr_class
         start = np.concatenate([[0], np.cumsum(self.nr_sv)]).astype(np.int64)
         out = np.empty((n, K * (K - 1) // 2))
@@ -298,7 +299,8 @@ class KernelModel(Scoring):
             if l:
                 out[:, 0] = kernel_expansion(A, all_a, self._sv, all_sv, coef, self.kernel,
                                              self.threads, mem_mb)
-            out[:, 0] -= self.rho[0]
+            if len(self.rho):              # (a model of one class has no pair, no rho)
+                out[:, 0] -= self.rho[0]
             return out
         K = self.nr_class
         start = np.concatenate([[0], np.cumsum(self.nr_sv)]).astype(np.int64)
