@@ -34,10 +34,11 @@ names file and line), outputs are written atomically (``-`` is standard output),
 """
 
 import os
+import sys
 
 import click
 
-from svmtool.cli.common import is_quiet
+from svmtool.cli.common import is_quiet, show_progress
 from svmtool.errors import ParameterError
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -199,7 +200,23 @@ def run_train(ctx, args):
         for line in cv_lines(prob.y, target, spec.task == "regression"):
             click.echo(line)    # LIBSVM prints these with printf, -q or not
         return
-    model = api.train(prob, params)
+    bar = None
+    callback = None
+    if show_progress(ctx, quiet):
+        # a bar of SMO iterations on a terminal's stderr (LIBSVM prints dots)
+        from tqdm import tqdm
+
+        bar = tqdm(unit=" iter", desc="svm-train", file=sys.stderr, leave=False)
+        seen = {}
+
+        def callback(pair, iterations, info):
+            bar.update(iterations - seen.get(pair, 0))
+            seen[pair] = iterations
+    try:
+        model = api.train(prob, params, callback=callback)
+    finally:
+        if bar is not None:
+            bar.close()
     for line in model.report.get("libsvm_lines", []):
         say(line)
     api.save_model(model, model_path)

@@ -56,7 +56,7 @@ from svmtool.solvers._smo_jit import (COUNTER, EPOCH, ITERS, MISSES, N_ACT, UNSH
                                       kernel_diag, max_violation, rho_of, smo_run)
 
 DEFAULT_EPS = 1e-3
-CHUNK = 200_000
+CHUNK = 50_000          # iterations between returns to Python (progress, time limit)
 
 
 @dataclass
