@@ -20,7 +20,7 @@ LIBSVM's does: ``optimization finished, #iter = N``, ``nu = ...`` / ``C = ...`` 
 correlation coefficient of regression) and writes no model.
 
 svm-predict: ``svm-predict [-b 0|1] [-q] test_file model_file output_file``: one prediction a
-line (``%g``; with ``-b 1`` a ``labels ...`` header, then the label and each class's
+line (``%.17g``; with ``-b 1`` a ``labels ...`` header, then the label and each class's
 probability), then ``Accuracy = x% (a/b) (classification)`` or ``Mean squared error = ...
 (regression)`` and ``Squared correlation coefficient = ... (regression)``.
 
@@ -289,10 +289,10 @@ def run_predict(ctx, args):
                              f"models; use svmtool predict for the others)")
     say = (lambda line: None) if quiet else click.echo
     prob_on = s["probability"] == 1
-    if prob_on and not model.is_probabilistic():
+    if prob_on and not model.has_probability_model():
         raise ParameterError(f"{model_path}: model does not support probability estimates "
                              f"(train with -b 1)")
-    if not prob_on and model.is_probabilistic():
+    if not prob_on and model.has_probability_model():
         say("Model supports probability estimates, but disabled in prediction.")
     test = load_svmlight(test_path, zero_based=model.kernel.ktype == 4)
     scores = model.decision_function(test)
@@ -301,7 +301,7 @@ def run_predict(ctx, args):
         say("Prob. model for test data: target value = predicted value + z,")
         say("z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma=%g" % float(model.probA[0]))
     if prob_on and not model.is_regression():
-        probs, pred = model.predict_proba(scores)
+        probs, pred = model.predict_with_probability(scores)
         if model.is_oneclass():
             lines.append("label normal outlier")
         else:
@@ -310,7 +310,7 @@ def run_predict(ctx, args):
             lines.append("%g " % pred[t] + " ".join("%g" % v for v in probs[t]))
     else:
         pred = model.predict(scores)
-        lines.extend("%g" % v for v in pred)
+        lines.extend("%.17g" % v for v in pred)
     with open_output(out_path) as f:
         f.write("\n".join(lines) + ("\n" if lines else ""))
     y = np.asarray(test.y, dtype=np.float64)

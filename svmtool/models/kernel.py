@@ -94,7 +94,13 @@ class Scoring:
     def is_oneclass(self):
         return self.svm_type == "one_class"
 
-    def is_probabilistic(self):
+    @property
+    def solver_type(self):
+        """The model's type as its file names it (svm_type), as LinearModel's solver_type."""
+        return self.svm_type
+
+    def has_probability_model(self):
+        """Whether the model holds LIBSVM's -b 1 information for its type (SVR: sigma)."""
         if self.is_classification():
             return getattr(self, "probA", None) is not None and \
                 getattr(self, "probB", None) is not None
@@ -102,11 +108,20 @@ class Scoring:
             return getattr(self, "probA", None) is not None
         return getattr(self, "prob_density_marks", None) is not None
 
-    def predict_proba(self, scores_or_X):
-        """LIBSVM's ``svm_predict_probability``: (probabilities (n, nr_class), labels).
+    def is_probabilistic(self):
+        """Whether predict_proba gives class probabilities (not SVR's sigma)."""
+        return self.has_probability_model() and not self.is_regression()
 
-        Classification: one column per class in label order; one-class: (P(normal),
-        P(outlier)); regression has no distribution here (see ``probA``, the Laplace sigma).
+    def predict_proba(self, scores_or_X):
+        """Class probabilities (n, nr_class) in label order (one-class: P(+1 normal),
+        P(-1 outlier)), as LIBSVM's ``svm_predict_probability``."""
+        return self.predict_with_probability(scores_or_X)[0]
+
+    def predict_with_probability(self, scores_or_X):
+        """LIBSVM's ``svm_predict_probability``: (probabilities (n, nr_class), labels); the
+        label of classification is the most probable class, as LIBSVM's.
+
+        Regression has no distribution here (``probA`` is the Laplace sigma).
         """
         scores = self._scores(scores_or_X)
         if self.is_oneclass():

@@ -485,8 +485,8 @@ def cross_validation(problem, params, spec, nr_fold, lines=None):
         if lines is not None:
             lines.extend(model.report["libsvm_lines"])
         te = take_rows(X, test)
-        if classification and params.libsvm.probability and model.is_probabilistic():
-            _, pred = model.predict_proba(te)
+        if classification and params.libsvm.probability and model.has_probability_model():
+            _, pred = model.predict_with_probability(te)
         else:
             pred = model.predict(te)
         out[test] = pred
