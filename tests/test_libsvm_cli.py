@@ -218,3 +218,19 @@ def test_one_class_of_labels_as_libsvm(capfd, tmp_path):
     assert (tmp_path / "m").read_text() == (tmp_path / "ref").read_text()
     code, out, err = ours(capfd, "svm-predict", data, tmp_path / "ref", tmp_path / "o")
     assert code == 0 and (tmp_path / "o").read_text() == "1\n1\n1\n"
+
+
+def test_svmtool_predict_reads_probability_models(capfd, tmp_path):
+    """svmtool predict -b 1 takes a LIBSVM probability model too (LIBLINEAR's layout)."""
+    model = tmp_path / "m"
+    code, _, err = ours(capfd, "-q", "-b", "1", HEART, model)
+    assert code == 0, err
+    code = run(["predict", "-q", "-b", "1", str(HEART), str(model), str(tmp_path / "o")])
+    rows = (tmp_path / "o").read_text().splitlines()
+    assert code == 0 and rows[0] == "labels 1 -1"
+    p = np.array([[float(v) for v in r.split()[1:]] for r in rows[1:]])
+    assert np.allclose(p.sum(axis=1), 1.0)
+    code = run(["svm-predict", "-q", "-b", "1", str(HEART), str(model), str(tmp_path / "o2")])
+    p2 = np.array([[float(v) for v in r.split()[1:]]
+                   for r in (tmp_path / "o2").read_text().splitlines()[1:]])
+    assert np.allclose(p, p2, atol=1e-6)

@@ -174,3 +174,20 @@ def test_model_files_round_trip_and_stock_svm_predict(heart, tmp_path, name):
         out = tmp_path / "out"
         subprocess.run([exe, "-q", str(DATA / "heart_scale"), str(path), str(out)], check=True)
         assert np.allclose(np.loadtxt(out), m.predict(heart), rtol=0, atol=1e-6)
+
+
+def test_iteration_cap_returns_a_usable_model_with_a_warning(heart):
+    m = ours(heart, "c_svc", max_iter=20)
+    rep = m.report["classes"][0]
+    assert not rep["converged"] and "maximal number of iterations" in rep["warning"]
+    assert rep["iterations"] == 20 and rep["gap"] > 0
+    assert np.isfinite(m.decision_function(heart)).all()
+
+
+def test_svr_laplace_sigma_near_libsvm(heart):
+    """-b 1 for SVR: sigma of the Laplace model from 5-fold CV errors (the folds differ)."""
+    from svmtool.params import LibsvmParams
+
+    ref = svmutil.svm_train(list(heart.y), heart.X, "-s 3 -b 1 -q")
+    m = ours(heart, "epsilon_svr", libsvm=LibsvmParams(probability=True))
+    assert abs(m.probA[0] - ref.probA[0]) <= 0.1 * ref.probA[0]

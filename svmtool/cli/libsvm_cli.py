@@ -38,7 +38,7 @@ import sys
 
 import click
 
-from svmtool.cli.common import is_quiet, show_progress
+from svmtool.cli.common import is_quiet, note_quiet, show_progress, warn
 from svmtool.errors import ParameterError
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -181,6 +181,8 @@ def train_params(s, n_features=None):
 def run_train(ctx, args):
     s, data, model_path = parse_train_args(args)
     check_train_settings(s)
+    if s["quiet"]:
+        note_quiet(ctx, None, True)       # -q silences svmtool's warnings too
     quiet = s["quiet"] or is_quiet(ctx)
     from svmtool import api
     from svmtool.io.svmlight import load_svmlight
@@ -219,6 +221,11 @@ def run_train(ctx, args):
             bar.close()
     for line in model.report.get("libsvm_lines", []):
         say(line)
+    for r in model.report.get("classes", []):
+        if r.get("notice"):
+            warn(r["notice"])
+        if not r.get("converged", True):
+            warn(r.get("warning") or "reaching max number of iterations")
     api.save_model(model, model_path)
 
 
@@ -275,6 +282,8 @@ def parse_predict_args(args):
 
 def run_predict(ctx, args):
     s, test_path, model_path, out_path = parse_predict_args(args)
+    if s["quiet"]:
+        note_quiet(ctx, None, True)
     quiet = s["quiet"] or is_quiet(ctx)
     import numpy as np
 
@@ -363,7 +372,6 @@ def parse_scale_args(args):
 
 def run_scale(ctx, args):
     s, data = parse_scale_args(args)
-    from svmtool.cli.common import warn
     from svmtool.io.scale import compute_ranges, restore_ranges, save_ranges, scale
     from svmtool.io.svmlight import load_svmlight
     from svmtool.io.writer import dump_svmlight
