@@ -191,3 +191,21 @@ def test_svr_laplace_sigma_near_libsvm(heart):
     ref = svmutil.svm_train(list(heart.y), heart.X, "-s 3 -b 1 -q")
     m = ours(heart, "epsilon_svr", libsvm=LibsvmParams(probability=True))
     assert abs(m.probA[0] - ref.probA[0]) <= 0.1 * ref.probA[0]
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+def test_without_shrinking_and_with_a_tiny_cache(heart, name, capfd):
+    """-h 0 and -m of a few rows reach the same solution (every path of the row cache: full
+    rows, rows over the active set, evictions)."""
+    objs = _libsvm_obj(heart, f"-s {TYPES[name]} -e 1e-5 -h 0", capfd)
+    for kw in ({"shrinking": False}, {"kernel": KernelParams(cache_mb=0.01)}):
+        m = ours(heart, name, **kw)
+        assert rel(m.report["classes"][0]["obj"], objs[0]) < 1e-3, kw
+
+
+def test_a_passed_deadline_still_gives_a_model(heart):
+    import time
+
+    m = ours(heart, "c_svc", deadline=time.monotonic() - 1.0)
+    rep = m.report["classes"][0]
+    assert rep["iterations"] > 0 and np.isfinite(m.decision_function(heart)).all()

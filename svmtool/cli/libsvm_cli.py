@@ -185,12 +185,12 @@ def run_train(ctx, args):
         note_quiet(ctx, None, True)       # -q silences svmtool's warnings too
     quiet = s["quiet"] or is_quiet(ctx)
     from svmtool import api
-    from svmtool.io.svmlight import load_svmlight
+    from svmtool.io.svmlight import load_data
     from svmtool.solvers import get_spec
     from svmtool.solvers.libsvm_train import cross_validation
 
     params = train_params(s)
-    prob = load_svmlight(data, zero_based=s["kernel_type"] == 4)
+    prob = load_data(data, zero_based=s["kernel_type"] == 4)
     spec = get_spec(params.solver)
     api.check_labels(prob, spec)
     say = (lambda line: None) if quiet else click.echo
@@ -289,7 +289,7 @@ def run_predict(ctx, args):
 
     from svmtool import api
     from svmtool.io.output import open_output
-    from svmtool.io.svmlight import load_svmlight
+    from svmtool.io.svmlight import load_data
     from svmtool.models.kernel import KernelModel
 
     model = api.load_model(model_path)
@@ -303,7 +303,7 @@ def run_predict(ctx, args):
                              f"(train with -b 1)")
     if not prob_on and model.has_probability_model():
         say("Model supports probability estimates, but disabled in prediction.")
-    test = load_svmlight(test_path, zero_based=model.kernel.ktype == 4)
+    test = load_data(test_path, zero_based=model.kernel.ktype == 4)
     scores = model.decision_function(test)
     lines = []
     if prob_on and model.is_regression():
@@ -373,10 +373,10 @@ def parse_scale_args(args):
 def run_scale(ctx, args):
     s, data = parse_scale_args(args)
     from svmtool.io.scale import compute_ranges, restore_ranges, save_ranges, scale
-    from svmtool.io.svmlight import load_svmlight
+    from svmtool.io.svmlight import load_data
     from svmtool.io.writer import dump_svmlight
 
-    prob = load_svmlight(data)
+    prob = load_data(data)
     if s["restore"]:
         ranges = restore_ranges(s["restore"])
     else:
