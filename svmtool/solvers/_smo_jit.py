@@ -35,7 +35,7 @@ N_ACT, COUNTER, EPOCH, CLOCK, ITERS, MISSES, UNSHRUNK, STATUS_J = range(8)
 
 @njit
 def fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
-             ktype, gamma, coef0, degree, out, tmp, bits, buf):
+             cp, ci, cv, ktype, gamma, coef0, degree, out, tmp, bits, buf):
     """out[e] = K(x_d, x_e) for the data points e = dact[:nd] (all of them when ``full``)."""
     l = out.shape[0]
     if ktype == 4:
@@ -76,6 +76,27 @@ def fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_de
                 out[e] = kernel_from_dot(tmp[e], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
         return
     n_buf = buf.shape[0]
+    if full and not use_dense and cp.shape[0] > 1:
+        # the whole row from the feature-major (CSC) copy: for every stored value of x_d, the
+        # rows that share its feature
+        for e in range(l):
+            tmp[e] = 0.0
+        for q in range(indptr[d], indptr[d + 1]):
+            f = indices[q]
+            x = data[q]
+            for r in range(cp[f], cp[f + 1]):
+                tmp[ci[r]] += x * cv[r]
+        if ktype == 2:
+            sqd = sq[d]
+            for e in range(l):
+                tmp[e] = -gamma * (sqd + sq[e] - 2.0 * tmp[e])
+            exp_nonpositive(tmp, l, bits)
+            for e in range(l):
+                out[e] = tmp[e]
+        else:
+            for e in range(l):
+                out[e] = kernel_from_dot(tmp[e], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
+        return
     if use_dense:
         nf = dense.shape[1]
         for t in range(nd):
@@ -106,6 +127,7 @@ def fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_de
 
 @njit
 def get_row(d, dact, nd, full_only, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
+            cp, ci, cv,
             ktype, gamma, coef0, degree, cache, slot_of, slot_row, slot_stamp, slot_epoch,
             istate, tmp, bits, buf):
     """The cache slot holding K(x_d, .) valid for the active data points (computed on a miss)."""
@@ -131,7 +153,17 @@ def get_row(d, dact, nd, full_only, indptr, indices, data, sq, dense, denseT, us
     istate[MISSES] += 1
     l = cache.shape[1]
     full = full_only or nd == l or (use_dense and ktype != 4 and 2 * nd >= l)
+    if not full and not use_dense and ktype != 4 and cp.shape[0] > 1:
+        # sparse rows: by columns (work: the lengths of x_d's columns) when that beats
+        # gathering x_d's values for every active row (work: their stored values)
+        work = 0
+        for q in range(indptr[d], indptr[d + 1]):
+            f = indices[q]
+            work += cp[f + 1] - cp[f]
+        if work <= nd * (indptr[l] - indptr[0]) // max(l, 1):
+            full = True
     fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
+             cp, ci, cv,
              ktype, gamma, coef0, degree, cache[s], tmp, bits, buf)
     slot_epoch[s] = -1 if full else epoch
     slot_stamp[s] = istate[CLOCK]
@@ -151,12 +183,22 @@ def is_low(a, y, c):
 
 
 @njit
-def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, gamma, coef0,
+def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, cp, ci, cv, ktype,
+            gamma, coef0,
             degree, xi, y, C, QD, alpha, G, act, dact_buf, full_only, nu, eps, shrinking,
-            budget, cache, slot_of, slot_row, slot_stamp, slot_epoch, istate, buf):
-    """SMO iterations over the active variables ``act[:istate[N_ACT]]`` (see the module doc)."""
+            budget, cache, slot_of, slot_row, slot_stamp, slot_epoch, istate, buf, G_bar,
+            in_gbar):
+    """SMO iterations over the active variables ``act[:istate[N_ACT]]`` (see the module doc).
+
+    ``G_bar`` holds ``sum C_k Q_tk`` over the variables k at their upper bound whose
+    ``in_gbar[k]`` is set (LIBSVM's G_bar): a variable that reaches its upper bound while its
+    kernel row is whole is added at once; otherwise it is left to the driver's rebuild, which
+    sums the variables not in G_bar.  The rebuild of the shrunk variables' gradient then costs
+    the free support vectors, not the bounded ones.
+    """
     n = y.shape[0]
     l = cache.shape[1]
+    rowbuf = np.empty(l, dtype=np.float32)
     tmp = np.empty(l, dtype=np.float64)
     bits = np.empty(l, dtype=np.int64)
     done = 0
@@ -194,7 +236,8 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
             if i < 0:
                 return 1
             si = get_row(xi[i], dact_buf, nd, full_only, indptr, indices, data, sq, dense,
-                         denseT, use_dense, kmat, ktype, gamma, coef0, degree, cache, slot_of,
+                         denseT, use_dense, kmat, cp, ci, cv, ktype, gamma, coef0, degree, cache,
+                         slot_of,
                          slot_row, slot_stamp, slot_epoch, istate, tmp, bits, buf)
             rowi = cache[si]
             kii = QD[xi[i]]
@@ -240,11 +283,13 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
             sn = -1
             if ip >= 0:
                 sp = get_row(xi[ip], dact_buf, nd, full_only, indptr, indices, data, sq, dense,
-                             denseT, use_dense, kmat, ktype, gamma, coef0, degree, cache,
+                             denseT, use_dense, kmat, cp, ci, cv, ktype, gamma, coef0, degree,
+                             cache,
                              slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits, buf)
             if inn >= 0:
                 sn = get_row(xi[inn], dact_buf, nd, full_only, indptr, indices, data, sq, dense,
-                             denseT, use_dense, kmat, ktype, gamma, coef0, degree, cache,
+                             denseT, use_dense, kmat, cp, ci, cv, ktype, gamma, coef0, degree,
+                             cache,
                              slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits, buf)
             kpp = QD[xi[ip]] if ip >= 0 else 0.0
             knn = QD[xi[inn]] if inn >= 0 else 0.0
@@ -296,7 +341,8 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
             kii = QD[xi[i]]
         # -- the step ---------------------------------------------------------------------------
         sj = get_row(xi[j], dact_buf, nd, full_only, indptr, indices, data, sq, dense, denseT,
-                     use_dense, kmat, ktype, gamma, coef0, degree, cache, slot_of, slot_row,
+                     use_dense, kmat, cp, ci, cv, ktype, gamma, coef0, degree, cache, slot_of,
+                     slot_row,
                      slot_stamp, slot_epoch, istate, tmp, bits, buf)
         rowj = cache[sj]
         rowi = cache[si]
@@ -311,17 +357,17 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
         t_star = (yj * G[j] - yi * G[i]) / quad
         ai = alpha[i]
         aj = alpha[j]
-        ci = C[i]
-        cj = C[j]
-        # feasible t: 0 <= ai + yi t <= ci and 0 <= aj - yj t <= cj
+        c_i = C[i]
+        c_j = C[j]
+        # feasible t: 0 <= ai + yi t <= c_i and 0 <= aj - yj t <= c_j
         if yi > 0.0:
-            lo_i, hi_i = -ai, ci - ai
+            lo_i, hi_i = -ai, c_i - ai
         else:
-            lo_i, hi_i = ai - ci, ai
+            lo_i, hi_i = ai - c_i, ai
         if yj > 0.0:
-            lo_j, hi_j = aj - cj, aj
+            lo_j, hi_j = aj - c_j, aj
         else:
-            lo_j, hi_j = -aj, cj - aj
+            lo_j, hi_j = -aj, c_j - aj
         lo = max(lo_i, lo_j)
         hi = min(hi_i, hi_j)
         tt = min(max(t_star, lo), hi)
@@ -330,20 +376,20 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
         # land exactly on the bound that stopped the step
         if tt == hi:
             if hi == hi_i:
-                new_i = ci if yi > 0.0 else 0.0
+                new_i = c_i if yi > 0.0 else 0.0
                 new_j = aj - yj * yi * (new_i - ai)
             else:
-                new_j = 0.0 if yj > 0.0 else cj
+                new_j = 0.0 if yj > 0.0 else c_j
                 new_i = ai - yi * yj * (new_j - aj)
         elif tt == lo:
             if lo == lo_i:
-                new_i = 0.0 if yi > 0.0 else ci
+                new_i = 0.0 if yi > 0.0 else c_i
                 new_j = aj - yj * yi * (new_i - ai)
             else:
-                new_j = cj if yj > 0.0 else 0.0
+                new_j = c_j if yj > 0.0 else 0.0
                 new_i = ai - yi * yj * (new_j - aj)
-        new_i = min(max(new_i, 0.0), ci)
-        new_j = min(max(new_j, 0.0), cj)
+        new_i = min(max(new_i, 0.0), c_i)
+        new_j = min(max(new_j, 0.0), c_j)
         alpha[i] = new_i
         alpha[j] = new_j
         di = (new_i - ai) * yi
@@ -352,6 +398,30 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, ktype, ga
             k = act[t]
             dk = xi[k]
             G[k] += y[k] * (di * rowi[dk] + dj * rowj[dk])
+        for v in range(2):
+            k = i if v == 0 else j
+            sk = si if v == 0 else sj
+            a_old = ai if v == 0 else aj
+            was_up = a_old >= C[k]
+            now_up = alpha[k] >= C[k]
+            if was_up == now_up:
+                continue
+            if now_up and slot_epoch[sk] >= 0:
+                in_gbar[k] = 0          # its row is not whole: the rebuild will sum it
+                continue
+            if not now_up and in_gbar[k] == 0:
+                continue
+            row = cache[sk]
+            if slot_epoch[sk] >= 0:
+                # leaving the upper bound with a partial row: the whole row, once
+                fill_row(xi[k], dact_buf, nd, True, indptr, indices, data, sq, dense, denseT,
+                         use_dense, kmat, cp, ci, cv, ktype, gamma, coef0, degree, rowbuf, tmp,
+                         bits, buf)
+                row = rowbuf
+            w = C[k] * y[k] if now_up else -C[k] * y[k]
+            for t in range(n):
+                G_bar[t] += w * y[t] * row[xi[t]]
+            in_gbar[k] = 1 if now_up else 0
         istate[ITERS] += 1
         done += 1
     return 0

@@ -93,6 +93,12 @@ class KernelData:
         self.kmat = np.ascontiguousarray(kmat, dtype=np.float64) if self.precomputed \
             else np.zeros((1, 1))
         self.buf = np.zeros(nb + 1)
+        if not self.use_dense and not self.precomputed:
+            self.cp, self.ci, self.cv = csc_of(X)
+        else:
+            self.cp = np.zeros(1, dtype=np.int64)
+            self.ci = np.zeros(0, dtype=np.int64)
+            self.cv = np.zeros(0)
         self.diag = kernel_diag(X.indptr, X.indices, X.data, X.sq, self.kmat, *self.kargs())
 
     def kargs(self):
@@ -112,9 +118,25 @@ class KernelData:
                                 coef, k, threads=None, mem_mb=64.0)
 
 
-def gradient(kd: KernelData, xi, y, p, alpha, targets):
-    """G_t = p_t + (Q a)_t for the variables ``targets``, from the nonzero a."""
-    nz = np.flatnonzero(alpha != 0.0)
+def csc_of(X: Rows):
+    """The rows' values by feature (CSC: column pointers, row of each value, the values)."""
+    lo, hi = int(X.indptr[0]), int(X.indptr[-1])
+    cols = np.asarray(X.indices[lo:hi], dtype=np.int64)
+    rows = np.repeat(np.arange(X.n_rows, dtype=np.int64), np.diff(X.indptr))
+    order = np.argsort(cols, kind="stable")
+    counts = np.bincount(cols, minlength=max(X.n_features, 1))
+    cp = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=cp[1:])
+    return cp, rows[order], np.ascontiguousarray(X.data[lo:hi][order])
+
+
+def gradient(kd: KernelData, xi, y, p, alpha, targets, mask=None):
+    """G_t = p_t + (Q a)_t for the variables ``targets``, from the nonzero a (those of ``mask``
+    only, when given)."""
+    keep = alpha != 0.0
+    if mask is not None:
+        keep &= mask
+    nz = np.flatnonzero(keep)
     g = p[targets].copy()
     if len(nz) == 0 or len(targets) == 0:
         return g
@@ -140,6 +162,11 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
     full_only = n != l        # SVR: rows over all data points (two variables share one)
     G = gradient(kd, xi, y, p, alpha, np.arange(n))
+    # G_bar (LIBSVM's): sum of C_k Q_tk over the variables at their upper bound
+    in_gbar = (alpha >= C).astype(np.int8)
+    G_bar = np.zeros(n)
+    if in_gbar.any():
+        G_bar = gradient(kd, xi, y, np.zeros(n), C, np.arange(n), mask=in_gbar.astype(bool))
     slots = int(max(4, min(l, cache_mb * (1 << 20) // (4 * max(l, 1)))))
     cache = np.empty((slots, l), dtype=np.float32)
     slot_of = -np.ones(l, dtype=np.int64)
@@ -161,9 +188,11 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
             stopped = "iterations"
             break
         status = smo_run(kd.X.indptr, kd.X.indices, kd.X.data, kd.X.sq, kd.dense, kd.denseT,
-                         kd.use_dense, kd.kmat, *kd.kargs(), xi, y, C, kd.diag, alpha, G, act,
+                         kd.use_dense, kd.kmat, kd.cp, kd.ci, kd.cv, *kd.kargs(), xi, y, C,
+                         kd.diag, alpha, G, act,
                          dact, full_only, 1 if nu else 0, float(eps), bool(shrinking), budget,
-                         cache, slot_of, slot_row, slot_stamp, slot_epoch, istate, kd.buf)
+                         cache, slot_of, slot_row, slot_stamp, slot_epoch, istate, kd.buf,
+                         G_bar, in_gbar)
         if callback is not None:
             callback(int(istate[ITERS]), {"active": int(istate[N_ACT])})
         if status == 0:
@@ -176,13 +205,14 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
             converged = True
             break
         # bring the shrunk variables back with an exact gradient
-        _reactivate(kd, xi, y, p, alpha, G, act, n_act, istate)
+        _reactivate(kd, xi, y, p, C, alpha, G, G_bar, in_gbar, act, n_act, istate)
         rebuilds += 1
         # status 2: shrink again at once (LIBSVM goes on shrinking in the same call); status 1:
         # check the rule over all variables first, shrink from the iteration after
         istate[COUNTER] = 1 if status == 2 else 2
     if not converged and int(istate[N_ACT]) < n:
-        _reactivate(kd, xi, y, p, alpha, G, act, int(istate[N_ACT]), istate)
+        _reactivate(kd, xi, y, p, C, alpha, G, G_bar, in_gbar, act, int(istate[N_ACT]),
+                    istate)
     nuf = 1 if nu else 0
     rho, r = rho_of(alpha, y, C, G, nuf)
     obj = 0.5 * float(alpha @ (G + p))
@@ -199,13 +229,16 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
                             "cache_rows": slots, "solve_time": time.perf_counter() - t0})
 
 
-def _reactivate(kd, xi, y, p, alpha, G, act, n_act, istate):
+def _reactivate(kd, xi, y, p, C, alpha, G, G_bar, in_gbar, act, n_act, istate):
+    """Bring every variable back, the shrunk ones with an exact gradient: G_bar (the bounded
+    variables it holds) plus the other nonzero variables, summed over their kernel values."""
     n = len(y)
     if n_act < n:
         mask = np.ones(n, dtype=bool)
         mask[act[:n_act]] = False
         others = np.flatnonzero(mask)
-        G[others] = gradient(kd, xi, y, p, alpha, others)
+        held = (alpha >= C) & (in_gbar != 0)
+        G[others] = G_bar[others] + gradient(kd, xi, y, p, alpha, others, mask=~held)
     act[:] = np.arange(n)
     istate[N_ACT] = n
     istate[EPOCH] += 1
