@@ -33,8 +33,13 @@ Shrinking (on by default, LIBSVM's ``-h``): every ``min(n, 1000)`` iterations th
 variables that cannot re-enter a violating pair under the present bounds leave the active set;
 when the violation first falls below ``10 eps`` the gradient of the shrunk variables is rebuilt
 and all come back; when the active variables meet the rule, the same happens and the rule is
-checked over all variables.  Kernel rows live in an LRU cache of ``-m`` MB (float32 values, as
-LIBSVM); a row is computed only over the active rows when few are active.
+checked over all variables.  The rebuild adds LIBSVM's ``G_bar`` (the part of the gradient due
+to the variables at their upper bound, kept up to date whenever one reaches or leaves it with a
+whole kernel row at hand) to a kernel expansion over the other nonzero variables, mostly the
+free support vectors.  Kernel rows live in an LRU cache of ``-m`` MB (float32 values, as
+LIBSVM); a row is computed only over the active rows when few are active; sparse rows are
+computed by columns (a CSC copy: for each stored value of the row, the rows sharing its
+feature) when that is less work than gathering per active row.
 
 rho (the model's threshold) is the average of ``y_t G_t`` over the free variables, or the middle
 of the interval left by the bounded ones when none is free (nu form: per sign, ``rho = (r1 -
