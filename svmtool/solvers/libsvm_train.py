@@ -166,6 +166,9 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
     svm_type = spec.liblinear_type
     if init_model is not None:
         raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if params.bias >= 0:
+        raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
+                             f"as in LIBSVM")
     setup = Setup(problem, params)
     kw = setup.solve_kw()
     lines = []
