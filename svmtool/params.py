@@ -11,6 +11,8 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`DcdParams` -- dual coordinate descent's warm start and engine choice (API only);
 * :class:`SvrParams` -- the width ``p`` of the insensitive tube of -s 11, 12, 13 (LIBLINEAR's -p);
 * :class:`OneClassParams` -- ``nu`` of the one-class SVM -s 21 (LIBLINEAR's -n);
+* :class:`LibsvmParams` -- LIBSVM's ``-b 1`` (probability estimates) for c_svc, nu_svc,
+  one_class, epsilon_svr and nu_svr;
 * :class:`BiasRegParams` -- LIBLINEAR's -R: leave the bias weight out of the regulariser
   (-s 0, 2, 5, 6, 11, with -B 1).
 
@@ -32,16 +34,17 @@ DUAL_STARTS = ("margin", "scaled", "clipped", "cold")
 
 @dataclass(frozen=True)
 class KernelParams:
-    kernel_type: int = 2            # 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t)
+    kernel_type: int = 2            # 0 linear, 1 polynomial, 2 rbf, 3 sigmoid (LIBSVM's -t),
+                                    # 4 precomputed (LIBSVM's problems only)
     gamma: Optional[float] = None   # None: 1 / number of features
     degree: int = 3
     coef0: float = 0.0
     cache_mb: float = 100.0         # kernel row cache (-m)
 
     def check(self) -> Optional[str]:
-        if self.kernel_type not in (0, 1, 2, 3):
-            return (f"-t must be 0 (linear), 1 (polynomial), 2 (rbf) or 3 (sigmoid) "
-                    f"(got {self.kernel_type})")
+        if self.kernel_type not in (0, 1, 2, 3, 4):
+            return (f"-t must be 0 (linear), 1 (polynomial), 2 (rbf), 3 (sigmoid) or 4 "
+                    f"(precomputed) (got {self.kernel_type})")
         if self.gamma is not None and not self.gamma >= 0:
             return f"gamma (-g) must be >= 0 (got {self.gamma})"
         if self.degree < 0:
@@ -169,6 +172,15 @@ class OneClassParams:
 
 
 @dataclass(frozen=True)
+class LibsvmParams:
+    probability: bool = False       # LIBSVM's -b 1: Platt / Laplace / density-mark models
+    seed: int = 1                   # generator of the probability folds
+
+    def check(self) -> Optional[str]:
+        return None
+
+
+@dataclass(frozen=True)
 class BiasRegParams:
     regularize: bool = True         # False: LIBLINEAR's -R, the bias weight is not regularised
 
@@ -201,6 +213,7 @@ class TrainParams:
     svr: SvrParams = SvrParams()
     oneclass: OneClassParams = OneClassParams()
     bias_reg: BiasRegParams = BiasRegParams()
+    libsvm: LibsvmParams = LibsvmParams()
 
     def check(self) -> Optional[str]:
         """Return a message naming what is wrong, or None."""
@@ -222,7 +235,7 @@ class TrainParams:
         if self.time_limit is not None and not self.time_limit > 0:
             return f"--time-limit must be > 0 seconds (got {self.time_limit})"
         for group in (self.kernel, self.dcsvm, self.cp, self.dcd, self.svr, self.oneclass,
-                      self.bias_reg):
+                      self.bias_reg, self.libsvm):
             msg = group.check()
             if msg:
                 return msg

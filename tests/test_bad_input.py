@@ -116,7 +116,8 @@ ROWS = [
     ("-s 99", ["train", "-s", "99", HEART, "OUT"], 2,
      "unknown solver '99': choose one of dcd-l2, dcd-l1, lr, newton, lr-dual, l1r-l2, l1r-lr, "
      "svr-l2, svr-l2-dual, svr-l1-dual, one-class, cp, ocas, gca2, tca, ocas-mc, ordinal, "
-     "kernel, dcsvm (or LIBLINEAR's numbers 0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)"),
+     "kernel, dcsvm, c_svc, nu_svc, one_class, epsilon_svr, nu_svr (or LIBLINEAR's numbers 0, 1, "
+     "2, 3, 4, 5, 6, 7, 11, 12, 13, 21)"),
     ("-w1 0", ["train", "-w1", "0", HEART, "OUT"], 2,
      "weight of class 1 must be a finite number > 0 (got 0.0)"),
     ("-p -1", ["train", "-s", "11", "-p", "-1", HEART, "OUT"], 2,
@@ -124,13 +125,13 @@ ROWS = [
     ("-n 2", ["train", "-s", "21", "-n", "2", HEART, "OUT"], 2,
      "-n (nu of the one-class SVM) must be in (0, 1] (got 2.0)"),
     ("-p for a classifier", ["train", "-p", "0.5", HEART, "OUT"], 2,
-     "-p only applies to -s svr-l2, svr-l2-dual, svr-l1-dual, not -s dcd-l2"),
+     "-p only applies to -s svr-l2, svr-l2-dual, svr-l1-dual, epsilon_svr, not -s dcd-l2"),
     ("-w for regression", ["train", "-s", "11", "-w1", "2", HEART, "OUT"], 2,
      "class weights (-wLABEL) do not apply to regression (-s svr-l2): there are no classes"),
     ("-B for one-class", ["train", "-s", "21", "-B", "1", HEART, "OUT"], 2,
      "-s one-class takes no bias column (-B): its offset is rho, as in LIBLINEAR"),
     ("-t 9", ["train", "-s", "kernel", "-t", "9", HEART, "OUT"], 2,
-     "-t must be 0 (linear), 1 (polynomial), 2 (rbf) or 3 (sigmoid) (got 9)"),
+     "-t must be 0 (linear), 1 (polynomial), 2 (rbf), 3 (sigmoid) or 4 (precomputed) (got 9)"),
     ("-g -1", ["train", "-s", "kernel", "-g", "-1", HEART, "OUT"], 2,
      "gamma (-g) must be >= 0 (got -1.0)"),
     ("-m 0", ["train", "-s", "kernel", "-m", "0", HEART, "OUT"], 2,

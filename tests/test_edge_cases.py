@@ -13,7 +13,7 @@ import pytest
 import svmtool
 from conftest import DATA, shared_file
 from svmtool import api
-from svmtool.params import KernelParams
+from svmtool.params import KernelParams, OneClassParams
 from svmtool.problem import Problem
 from svmtool.solvers import specs
 from svmtool_proc import svmtool as run
@@ -133,7 +133,11 @@ def test_same_model_across_runs_and_threads(tmp_path, a9a_part, spec):
     if spec.name == "ordinal":
         prob = a9a_part.take_rows(np.arange(800))
     kw = {"kernel": KernelParams(gamma=0.05)} if spec.kind == "kernel" else {}
-    bias = -1.0 if spec.task == "one-class" or spec.name == "ordinal" else 1.0
+    if spec.name == "nu_svc":
+        # nu 0.5 is infeasible with a9a's 24% positives (LIBSVM refuses it too)
+        kw["oneclass"] = OneClassParams(nu=0.3)
+    bias = -1.0 if spec.task == "one-class" or spec.name == "ordinal" or \
+        spec.driver.endswith(":train_libsvm") else 1.0
     out = set()
     for threads in (1, 2, 1, 2):
         path = tmp_path / f"m{threads}"

@@ -123,9 +123,10 @@ def test_bad_libsvm_model(tmp_path):
                  "label 1 -1\nnr_sv 1 1\nSV\n1 1:0.5\n")
     with pytest.raises(ModelFormatError, match="expected 2 support vectors"):
         load_model(str(p))
-    p.write_text("svm_type c_svc\nkernel_type precomputed\nnr_class 2\ntotal_sv 0\nrho 0\n"
-                 "label 1 -1\nnr_sv 0 0\nSV\n")
-    with pytest.raises(ModelFormatError, match="precomputed"):
+    # a precomputed-kernel model's support vectors are 0:<serial number> alone
+    p.write_text("svm_type c_svc\nkernel_type precomputed\nnr_class 2\ntotal_sv 2\nrho 0\n"
+                 "label 1 -1\nnr_sv 1 1\nSV\n1 1:0.5\n-1 0:2\n")
+    with pytest.raises(ModelFormatError, match="precomputed-kernel model"):
         load_model(str(p))
 
 

@@ -35,6 +35,9 @@ COMMANDS = {
                        "SVMperf's svm_perf_learn command line (multivariate losses)."),
     "svm_perf_classify": ("svmtool.cli.svmperf_cli:classify_command",
                           "SVMperf's svm_perf_classify command line and evaluation."),
+    "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
+    "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),
+    "svm-scale": ("svmtool.cli.svm_scale", "LIBSVM's svm-scale, same options and output."),
 }
 
 

@@ -15,9 +15,11 @@ LIBSVM (svm.cpp's layout, FORMATS.md section 3)::
 
 svmtool writes every number with ``%.17g`` -- SV feature values too (LIBSVM itself writes them
 with ``%.8g``) -- so a model reads back exactly; stock LIBSVM reads the file unchanged.  The reader
-takes any LIBSVM model: c_svc, nu_svc, one_class, epsilon_svr, nu_svr, the four kernels (not
-``precomputed``), ``probA``/``probB``/``prob_density_marks`` are checked to be finite
-numbers and otherwise ignored.
+takes any LIBSVM model: c_svc, nu_svc, one_class, epsilon_svr, nu_svr, the four kernels and
+``precomputed`` (whose support vectors are ``0:serial`` alone), and the probability lines
+``probA``/``probB`` (K(K-1)/2 values for classification, one -- the Laplace sigma -- for SVR)
+and ``prob_density_marks`` (one-class, ten values), in LIBSVM's order (after ``label``, before
+``nr_sv``).
 """
 
 import numpy as np
@@ -32,15 +34,26 @@ def libsvm_text(model) -> str:
     head = [f"svm_type {model.svm_type}"] + kernel_head(model.kernel)
     head.append(f"nr_class {model.nr_class}")
     head.append(f"total_sv {model.total_sv}")
-    # one value per pair; none for a one-class-only classifier, written "rho" as LIBSVM does
     head.append(" ".join(["rho"] + [format_g17(r + 0.0) for r in model.rho]))
     if model.labels is not None and model.is_classification():
         head.append("label " + " ".join(format_label(v) for v in model.labels))
+    for key in ("probA", "probB"):
+        v = getattr(model, key, None)
+        if v is not None:
+            head.append(key + " " + " ".join(format_g17(float(x)) for x in v))
+    marks = getattr(model, "prob_density_marks", None)
+    if marks is not None and model.is_oneclass():
+        head.append("prob_density_marks " + " ".join(format_g17(float(x)) for x in marks))
     if model.nr_sv is not None and model.is_classification():
         head.append("nr_sv " + " ".join("%d" % v for v in model.nr_sv))
     head.append("SV")
     coef = model.sv_coef
     pre = [" ".join(format_g17(c) for c in coef[:, s]) for s in range(model.total_sv)]
+    if model.kernel.ktype == 4:
+        # precomputed: each support vector is its serial number in the training file
+        rows = model.sv_rows
+        body = [p + " 0:%d " % int(rows.data[rows.indptr[s]]) for s, p in enumerate(pre)]
+        return "\n".join(head + body) + "\n"
     return "\n".join(head + sv_lines(model.sv_rows, pre)) + "\n"
 
 
@@ -64,7 +77,7 @@ def read_libsvm(text, name):
         if toks[0] not in known:
             raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
                                              f"LIBSVM model")
-        if len(toks) < 2 and toks[0] != "rho":
+        if len(toks) < 2 and toks[0] != "rho":      # (one class: no pair, no rho)
             raise ModelFormatError(name, no, f"{toks[0]} needs a value")
         h[toks[0]] = (no, toks[1:])
     if sv_line is None:
@@ -75,7 +88,12 @@ def read_libsvm(text, name):
     ln, (svm_type, *_) = h["svm_type"]
     if svm_type not in SVM_TYPES:
         raise ModelFormatError(name, ln, f"unknown svm_type {svm_type!r}")
-    kernel = kernel_from_header(h, name)
+    if h.get("kernel_type", (0, [""]))[1][0] == "precomputed":
+        from svmtool.ops.kernels import PRECOMPUTED, Kernel
+
+        kernel = Kernel(PRECOMPUTED, 0.0, 0.0, 3, 0.0)
+    else:
+        kernel = kernel_from_header(h, name)
     ln, t = h["nr_class"]
     K = parse_int(t[0], name, ln, "nr_class", minimum=1)
     if svm_type not in ("c_svc", "nu_svc") and K != 2:
@@ -106,18 +124,46 @@ def read_libsvm(text, name):
         if sum(counts) != l:
             raise ModelFormatError(name, ln, f"nr_sv adds up to {sum(counts)}, total_sv is {l}")
         nr_sv = np.array(counts, dtype=np.int64)
+    prob = {}
     for key in ("probA", "probB", "prob_density_marks"):
-        # not used by predict, but a nan or inf here is a corrupt file all the same
         if key in h:
             ln, t = h[key]
-            for v in t:
-                parse_float(v, name, ln, key)
+            prob[key] = np.array([parse_float(v, name, ln, key) for v in t])
+            want = {"prob_density_marks": 10}.get(key, max(npairs, 1))
+            if len(t) != want and svm_type != "one_class":
+                raise ModelFormatError(name, ln, f"{key} has {len(t)} values, expected {want}")
     body = [x for x in lines[sv_line:] if x.strip()]
     if len(body) != l:
         raise ModelFormatError(name, sv_line + len(body), f"expected {l} support vectors, found "
                                                           f"{len(body)} (truncated file?)")
     ncoef = max(K - 1, 1)
-    coef, rows = parse_rows(body, sv_line + 1, ncoef, name, "support vector")
-    return KernelModel(kernel=kernel, labels=labels, rho=rho, nr_sv=nr_sv,
-                       sv_indptr=rows.indptr, sv_indices=rows.indices, sv_data=rows.data,
-                       sv_coef=coef.T.copy(), nr_feature=rows.n_features, svm_type=svm_type)
+    if kernel.ktype == 4:
+        coef, rows = _serial_rows(body, sv_line + 1, ncoef, name)
+    else:
+        coef, rows = parse_rows(body, sv_line + 1, ncoef, name, "support vector")
+    model = KernelModel(kernel=kernel, labels=labels, rho=rho, nr_sv=nr_sv,
+                        sv_indptr=rows.indptr, sv_indices=rows.indices, sv_data=rows.data,
+                        sv_coef=coef.T.copy(), nr_feature=rows.n_features, svm_type=svm_type)
+    for key, v in prob.items():
+        setattr(model, key, v)
+    return model
+
+
+def _serial_rows(body, first_line, ncoef, name):
+    """Support vectors of a precomputed-kernel model: coefficients, then ``0:serial``."""
+    from svmtool.ops.kernels import Rows
+
+    coef = np.empty((len(body), ncoef))
+    serial = np.empty(len(body))
+    for r, line in enumerate(body):
+        no = first_line + r
+        toks = line.split()
+        if len(toks) != ncoef + 1 or not toks[-1].startswith("0:"):
+            raise ModelFormatError(name, no, "a support vector of a precomputed-kernel model is "
+                                             f"{ncoef} coefficient(s) and 0:<serial number>")
+        for k in range(ncoef):
+            coef[r, k] = parse_float(toks[k], name, no, "support vector")
+        serial[r] = parse_int(toks[-1][2:], name, no, "serial number", minimum=1)
+    n = len(body)
+    return coef, Rows(np.arange(n + 1, dtype=np.int64), np.zeros(n, dtype=np.int32), serial,
+                      n_features=1)

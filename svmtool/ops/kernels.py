@@ -30,8 +30,8 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.ops.blas import blas_single_thread
 
-LINEAR, POLY, RBF, SIGMOID = 0, 1, 2, 3
-KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid")
+LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
+KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid")   # the kernels computed here
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ class Kernel:
 
     @property
     def name(self):
-        return KERNEL_NAMES[self.ktype]
+        # 4: LIBSVM's precomputed kernel (-t 4), whose values come with the data
+        return KERNEL_NAMES[self.ktype] if self.ktype != PRECOMPUTED else "precomputed"
 
     def args(self):
         return (np.int64(self.ktype), float(self.gamma), float(self.coef0),

@@ -311,6 +311,36 @@ register(SolverSpec(
     threads="clusters, pairs, kernel blocks", model_type="kernel", model_formats=("libsvm",),
     default_bias=KERNEL_DEFAULT_BIAS))
 
+# -- LIBSVM's five problems, exactly (its svm_type names; SMO with second-order working sets) ---
+_LIBSVM_COMMON = dict(
+    kind="kernel", driver="svmtool.solvers.libsvm_train:train_libsvm",
+    method="SMO, 2nd-order WSS, shrinking (LIBSVM)", eps_means="max violating pair",
+    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",))
+register(SolverSpec(
+    "c_svc", None, "c_svc", "svmtool.solvers.smo", "solve_c_svc", (), 1e-3,
+    "C-SVC, LIBSVM's problem (y'a = 0, rho from the KKT conditions), SMO with second-order "
+    "working sets and shrinking (LIBSVM -s 0)",
+    problem="C-SVC (LIBSVM -s 0)", options=("kernel", "libsvm"), **_LIBSVM_COMMON))
+register(SolverSpec(
+    "nu_svc", None, "nu_svc", "svmtool.solvers.smo", "solve_nu_svc", (), 1e-3,
+    "nu-SVC (-n nu), LIBSVM's problem and solver (LIBSVM -s 1)",
+    problem="nu-SVC (LIBSVM -s 1)", options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))
+register(SolverSpec(
+    "one_class", None, "one_class", "svmtool.solvers.smo", "solve_one_class", (), 1e-3,
+    "one-class SVM (-n nu) with a kernel, LIBSVM's problem and solver (LIBSVM -s 2)",
+    problem="one-class SVM (LIBSVM -s 2)", task="one-class",
+    options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))
+register(SolverSpec(
+    "epsilon_svr", None, "epsilon_svr", "svmtool.solvers.smo", "solve_epsilon_svr", (), 1e-3,
+    "epsilon-SVR (-p epsilon) with a kernel, LIBSVM's problem and solver (LIBSVM -s 3)",
+    problem="epsilon-SVR (LIBSVM -s 3)", task="regression", loss="eps-insensitive",
+    options=("kernel", "libsvm", "svr"), **_LIBSVM_COMMON))
+register(SolverSpec(
+    "nu_svr", None, "nu_svr", "svmtool.solvers.smo", "solve_nu_svr", (), 1e-3,
+    "nu-SVR (-n nu) with a kernel, LIBSVM's problem and solver (LIBSVM -s 4)",
+    problem="nu-SVR (LIBSVM -s 4)", task="regression", loss="eps-insensitive",
+    options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))
+
 DEFAULT_SOLVER = "dcd-l2"
 
 

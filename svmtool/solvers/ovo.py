@@ -28,6 +28,11 @@ from svmtool.ops.rows import take_rows
 def kernel_of(params, n_features) -> Kernel:
     """The Kernel of ``params.kernel`` (LIBSVM's -t -g -d -r) with ``params.bias`` as kernel bias."""
     kp = params.kernel
+    if int(kp.kernel_type) == 4:
+        from svmtool.errors import ParameterError
+
+        raise ParameterError("-t 4 (a precomputed kernel) needs one of LIBSVM's problems: -s "
+                             "c_svc, nu_svc, one_class, epsilon_svr or nu_svr")
     gamma = kp.gamma
     if gamma is None:
         gamma = 1.0 / n_features if n_features > 0 else 1.0
