@@ -67,8 +67,9 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
         more = {} if init_model is None else {"init_model": init_model}
         return spec.load_driver()(problem, params, spec, callback=callback, **more)
     fit = spec.load()
+    close = None
     if streaming:
-        fit = _streaming_fit(streaming, problem, params, spec)
+        fit, close = _streaming_fit(streaming, problem, params, spec)
 
     labels, perm, start, count = group_classes(problem.y)
     nr_class = len(labels)
@@ -146,15 +147,21 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
         return res
 
     workers = 1 if streaming else _class_workers(params, spec, len(tasks), indptr)
-    if workers > 1:
-        # one-vs-rest classes are independent problems (each its own generator, same seed):
-        # solved on threads (the jitted loop releases the GIL), the models are the same
-        from concurrent.futures import ThreadPoolExecutor
+    try:
+        if workers > 1:
+            # one-vs-rest classes are independent problems (each its own generator, same
+            # seed): solved on threads (the jitted loop releases the GIL), the models are the
+            # same
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="svmtool-ovr") as ex:
-            results = list(ex.map(one, range(len(tasks))))
-    else:
-        results = [one(col) for col in range(len(tasks))]
+            with ThreadPoolExecutor(max_workers=workers,
+                                    thread_name_prefix="svmtool-ovr") as ex:
+                results = list(ex.map(one, range(len(tasks))))
+        else:
+            results = [one(col) for col in range(len(tasks))]
+    finally:
+        if close is not None:
+            close()             # the dask session (and the LocalCluster it started)
     reports = []
     for col, res in enumerate(results):
         i = tasks[col][0]
@@ -247,18 +254,27 @@ def _streaming_mode(problem, params, spec):
 
 
 def _streaming_fit(mode, problem, params, spec):
-    """The binary fit function of the out-of-core or dask path, bound to its data source."""
+    """(fit, close): the binary fit function of the out-of-core or dask path, bound to its data
+    source, and what to call when training is over (None: nothing)."""
     import functools
 
+    from svmtool.engine.blocks import block_values_for
+
+    budget = memory_budget_bytes(params)
     if mode == "dask":
+        from svmtool.engine.dask_backend import Session
         from svmtool.solvers.sharded import fit as dask_fit
 
-        return functools.partial(dask_fit, spec=spec, bias=float(params.bias),
-                                 path=_mapped_cache(problem), labels_y=problem.y)
+        session = Session(params.dask)
+        fit = functools.partial(dask_fit, spec=spec, bias=float(params.bias),
+                                path=os.path.abspath(_mapped_cache(problem)),
+                                labels_y=problem.y, session=session,
+                                block_values=block_values_for(budget))
+        return fit, session.close
     from svmtool.solvers.out_of_core import fit as block_fit
 
     return functools.partial(block_fit, spec=spec, bias=float(params.bias),
-                             budget_bytes=memory_budget_bytes(params))
+                             budget_bytes=budget), None
 
 
 def _row_dots(indptr, indices, data, w):

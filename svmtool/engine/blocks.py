@@ -147,8 +147,7 @@ class BlockOracle:
         indptr = np.asarray(indptr)
         if indptr.dtype != np.int64 or indptr.ndim != 1 or len(indptr) < 1:
             raise ValueError("indptr must be an int64 vector of length n_rows + 1")
-        if int(indptr[0]) != 0:
-            raise ValueError("indptr must start at 0 (a whole cache or a shard of one)")
+        # indptr may start anywhere (a row range of a cache): positions index indices/data
         if np.asarray(indices).dtype.itemsize > 4:
             raise ValueError("out-of-core passes need 32-bit column indices")
         self.src = (indptr, np.asarray(indices), np.asarray(data))
@@ -156,7 +155,7 @@ class BlockOracle:
         self.raw_features = int(n_features)
         self.n_features = self.raw_features + (1 if self.bias >= 0 else 0)
         self.n_rows = len(indptr) - 1
-        self.nnz = int(indptr[-1])
+        self.nnz = int(indptr[-1]) - int(indptr[0])
         if block_values is None:
             block_values = block_values_for(budget_bytes)
         self.block_values = max(1, int(block_values))
