@@ -83,16 +83,27 @@ class Session:
         self.cluster = None
         self._config = dask.config.set({"distributed.scheduler.work-stealing": False})
         self._config.__enter__()
+        # dask reports a lost connection as log lines of its own; svmtool says it in one line
+        # (ClusterError) when the run cannot go on
+        self._logger = logging.getLogger("distributed")
+        self._level = self._logger.level
+        if quiet:
+            self._logger.setLevel(logging.CRITICAL)
         try:
             if address.startswith("local:"):
+                import warnings
+
                 n = int(address[len("local:"):])
-                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            host="127.0.0.1", dashboard_address=None,
-                                            silence_logs=logging.ERROR if quiet else
-                                            logging.WARNING)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*already in use")
+                    self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                                processes=True, host="127.0.0.1",
+                                                dashboard_address=":0",
+                                                silence_logs=logging.ERROR if quiet else
+                                                logging.WARNING)
                 self.client = Client(self.cluster)
             else:
-                self.client = Client(address, timeout="20s")
+                self.client = Client(address)   # timeout: distributed.comm.timeouts.connect
         except OSError as e:
             self.close()
             raise ClusterError(f"dask: cannot reach the scheduler {address}: {e}") from None
@@ -121,6 +132,10 @@ class Session:
         if self._config is not None:
             self._config.__exit__(None, None, None)
             self._config = None
+        logger = getattr(self, "_logger", None)
+        if logger is not None:
+            logger.setLevel(self._level)
+            self._logger = None
 
     # ---- shards ------------------------------------------------------------------------------
     def workers(self):
