@@ -1,5 +1,5 @@
-"""The dask.distributed backend (--dask): newton and lr with the rows on a LocalCluster of two
-worker processes on loopback.
+"""The dask.distributed backend (--dask): newton, lr, cp and OCAS with the rows on a LocalCluster
+of two worker processes on loopback.
 
 Truth: the in-memory run of the same solver (tested against LIBLINEAR elsewhere); the objective
 must agree to 1e-8 relative.  A worker killed (SIGKILL) mid-run must not change the model: its
@@ -68,6 +68,20 @@ def test_same_model_as_local(cluster, caches, solver, data, bias):
     np.testing.assert_allclose(dist.w, local.w, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.parametrize("solver,eps", [("ocas", None), ("gca2", None), ("tca", None),
+                                        ("cp", 0.01)])
+def test_cutting_plane_same_model(cluster, caches, solver, eps):
+    """cp and OCAS (all three line searches) run their drivers over scores kept on the workers:
+    the same iterations as in memory."""
+    prob = load_data(caches["a9a"])
+    local = api.train(prob, solver=solver, bias=1.0, eps=eps)
+    dist = api.train(prob, solver=solver, bias=1.0, eps=eps, dask=cluster.scheduler_address)
+    ra, rb = local.report["classes"][0], dist.report["classes"][0]
+    assert ra["iterations"] == rb["iterations"]
+    _same(local, dist)
+    np.testing.assert_allclose(dist.w, local.w, rtol=1e-9, atol=1e-12)
+
+
 def test_killed_worker_same_model(cluster, caches):
     """SIGKILL one worker process after the first Newton iteration: dask recomputes the lost
     shard and states on the survivors (or on the nanny's new worker) and the model is the one
@@ -130,7 +144,7 @@ def test_command_line_local_cluster(caches, tmp_path):
     wd = np.loadtxt(str(tmp_path / "d.model"), skiprows=6)
     wm = np.loadtxt(str(tmp_path / "m.model"), skiprows=6)
     np.testing.assert_allclose(wd, wm, rtol=1e-6, atol=1e-9)
-    for args, what in ((["-s", "ocas"], "--dask is not available"),
+    for args, what in ((["-s", "dcd-l1"], "--dask is not available"),
                        (["-s", "lr", "--dask", "local:0"], "local:N"),
                        (["-s", "lr", "--dask", "nowhere"], "scheduler address")):
         extra = [] if "--dask" in args else ["--dask", "local:2"]

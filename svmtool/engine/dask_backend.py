@@ -189,6 +189,19 @@ class Session:
                                    f"written") from None
             raise
 
+    def wait(self, futures):
+        """Wait until ``futures`` are computed (their values stay on the workers)."""
+        from distributed import wait
+
+        try:
+            wait(futures)
+        except Exception as e:
+            raise ClusterError(f"dask: lost the cluster ({type(e).__name__}: {e}); no model "
+                               f"written") from None
+        bad = [f for f in futures if f.status == "error"]
+        if bad:
+            self.gather(bad)            # raises the task's error (a ClusterError if a worker died)
+
     def reduce(self, futures):
         """Sum, in shard order, of the arrays or floats the futures hold."""
         parts = self.gather(futures)
