@@ -117,7 +117,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
             init_w = np.asarray(start_w)
             init_w = init_w[:, col] if init_w.ndim == 2 else init_w
         if init_model is not None and spec.warm_start == "alpha" and \
-                params.dcd.warm_start == "cold":
+                (params.dcd.warm_start == "cold" or streaming):
             init_w = None          # measured: the dual solvers gain nothing from a model's w
         elif init_model is not None and spec.warm_start == "alpha":
             # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
@@ -190,6 +190,9 @@ def check_streaming(spec, params):
         if spec.name not in DASK_SOLVERS:
             raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
                                  f"{', '.join(DASK_SOLVERS)})")
+        from svmtool.engine.dask_backend import require_dask
+
+        require_dask()
         if params.out_of_core is False:
             raise ParameterError("--dask reads the cache in blocks on every worker: it cannot "
                                  "be combined with --in-memory")

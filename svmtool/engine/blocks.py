@@ -1,17 +1,18 @@
 """BlockOracle: full passes over CSR rows streamed block by block, for data larger than memory.
 
-The arrays (``indptr``, ``indices``, ``data``) are usually the read-only memory map of a binary
-cache (:mod:`svmtool.io.cache`): their pages belong to the page cache, not to this process's
-anonymous memory, and the kernel reads them from disk as they are touched and drops them under
-pressure.  A pass visits the rows in blocks of about ``block_values`` stored values; each block
-is copied (with LIBLINEAR's bias column appended when ``bias >= 0``, so no copy of the whole
-problem with the bias is ever built) into one reused buffer, and the same group kernels as
-:class:`svmtool.engine.local.LocalOracle`'s run on it.  While a block is being worked on, the
-next one is requested from the kernel (``madvise(MADV_WILLNEED)``), so reading overlaps work.
+The arrays (``indptr``, ``indices``, ``data``) are usually the memory map of a binary cache
+(:mod:`svmtool.io.cache`): their pages belong to the page cache, not to this process's anonymous
+memory, and the kernel reads them from disk as they are touched and drops them under pressure.
+A pass visits the rows in blocks of about ``block_values`` stored values, running the same group
+kernels as :class:`svmtool.engine.local.LocalOracle` on one block at a time.  Without a bias
+column the kernels read the mapped arrays in place; with LIBLINEAR's bias column (``bias >= 0``)
+each block is copied into one reused buffer with the bias appended to every row, so no copy of
+the whole problem with the bias is ever built.  While a block is being worked on, the next one
+is requested from the kernel (``madvise(MADV_WILLNEED)``), so reading overlaps work.
 
-Memory (anonymous): one block's buffers (12 bytes per stored value), the per-row vectors the
-caller keeps (scores, labels, costs: 8 bytes a row each) plus one row-pointer array of 8 bytes a
-row, and the feature-sized buffers of a pass.  Nothing of size nnz.
+Memory (anonymous): with a bias, one block's buffers (12 bytes per stored value) and a row-pointer
+array (8 bytes a row); the per-row vectors the caller keeps (scores, labels, costs: 8 bytes a row
+each); the feature-sized buffers of a pass.  Nothing of size nnz.
 
 Results are deterministic: each block is split into ``SUB_BLOCKS`` sub-blocks at fixed row
 limits, whatever the thread count; partial sums and feature buffers are added in block order,
@@ -180,9 +181,20 @@ class BlockOracle:
             r0, r1 = limits[b], limits[b + 1]
             cap = max(cap, int(indptr[r1]) - int(indptr[r0]) + ((r1 - r0) if self.bias >= 0
                                                                  else 0))
-        self.ix = np.empty(cap, dtype=np.uint32)
-        self.dv = np.empty(cap, dtype=np.float64)
-        self.ip = np.zeros(self.n_rows + 1, dtype=np.uint64)
+        src_indices, src_data = self.src[1], self.src[2]
+        self.direct = (self.bias < 0 and src_indices.dtype in (np.int32, np.uint32)
+                       and src_data.dtype == np.float64 and indptr.flags.c_contiguous
+                       and src_indices.flags.c_contiguous and src_data.flags.c_contiguous)
+        if self.direct:
+            # no bias column to append: the kernels read the mapped arrays in place (unsigned
+            # views, as LocalOracle's), a block at a time; nothing is copied
+            self.ip = indptr.view(np.uint64)
+            self.ix = src_indices.view(np.uint32)
+            self.dv = src_data
+        else:
+            self.ix = np.empty(cap, dtype=np.uint32)
+            self.dv = np.empty(cap, dtype=np.float64)
+            self.ip = np.zeros(self.n_rows + 1, dtype=np.uint64)
         self.sub = [np.ascontiguousarray(_split(indptr, limits[b], limits[b + 1], SUB_BLOCKS)
                                          ).view(np.uint64) for b in range(len(limits) - 1)]
         want = available_cores() if threads is None else max(1, int(threads))
@@ -226,7 +238,11 @@ class BlockOracle:
         """Copy block ``b`` into the buffers (a no-op when it is the loaded one); returns its
         row limits."""
         r0, r1 = self.limits[b], self.limits[b + 1]
-        if self._loaded != b:
+        if self._loaded != b and self.direct:
+            self._loaded = b
+            self.blocks_loaded += 1
+            self._advise(b + 1 if b + 1 < self.n_blocks else 0)
+        elif self._loaded != b:
             indptr, indices, data = self.src
             _copy_block(indptr, indices, data, r0, r1, self.bias, self.raw_features, self.ip,
                         self.ix, self.dv)

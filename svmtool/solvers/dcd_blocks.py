@@ -21,8 +21,16 @@ Stopping rule (``-e``, default 0.1 as LIBLINEAR's dual solvers): the spread ``ma
 of the projected gradients met in the first inner pass over every block of an outer iteration
 (the first pass of a block sees its gradients before the block is changed, so this is the
 violation at about the current point, measured as LIBLINEAR measures it: during a pass)
-is at most ``eps``; or ``max_iter`` outer iterations (default 100).  At the cap, -s 1 goes on
-with the out-of-core primal Newton solver from its w (eps * 0.1), as LIBLINEAR does in memory.
+is at most ``eps``; or ``max_iter`` outer iterations (default 300, as the in-memory solver).
+At the cap, -s 1 goes on with the out-of-core primal Newton solver from its w (eps * 0.1), as
+LIBLINEAR does in memory.
+
+Convergence per pass is slower than the in-memory solver's: a block-wise order (blocks in random
+order, rows in random order within a block) is a weaker randomisation than one permutation of
+all rows.  Measured on a9a (-s 3, C 1, rows shuffled, one inner pass, 300 passes): duality gap
+2.2 with one permutation of all rows, 33 with 30 or 300 blocks.  The method pays off when a pass
+over the data is the cost (reading from disk): each block is loaded once per outer iteration and
+worked on in memory for up to ``INNER_PASSES`` passes.
 
 Returned: ``primal`` (computed from w in one more pass), ``dual`` (= -f(alpha), LIBLINEAR's
 sign), ``gap`` the PG spread of the last outer iteration, ``alpha`` for every row, ``n_sv``,
@@ -38,7 +46,7 @@ from svmtool._jit import njit
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
 DEFAULT_EPS = 0.1
-DEFAULT_MAX_ITER = 100
+DEFAULT_MAX_ITER = 300
 INNER_PASSES = 5
 
 
