@@ -209,7 +209,7 @@ def memory_budget_bytes(params):
     """The memory budget in bytes: --memory-budget, else half of the available memory."""
     if params.memory_budget is not None:
         return int(float(params.memory_budget) * (1 << 20))
-    from svmtool.engine.blocks import available_memory
+    from svmtool.engine.memory import available_memory
 
     avail = available_memory()
     return None if avail is None else avail // 2
@@ -217,7 +217,7 @@ def memory_budget_bytes(params):
 
 def _mapped_cache(problem):
     """The path of the cache whose memory map holds ``problem``'s arrays, or None."""
-    from svmtool.engine.blocks import mapped_file
+    from svmtool.engine.memory import mapped_file
 
     src = getattr(problem, "source", None)
     if not src or not isinstance(src, str) or not os.path.isfile(src):

@@ -228,3 +228,25 @@ def test_rss_anon_stays_below_what_loading_needs(tmp_path):
     assert out["ooc"][0] < bound, out
     assert out["mem"][0] > bound, out
     assert abs(out["ooc"][1] - out["mem"][1]) <= 1e-8 * abs(out["mem"][1])
+
+
+def test_bench_scaling_out_of_core(tmp_path):
+    """svmtool bench --scaling --scale-rows: caches of copies of heart_scale in different row
+    orders, whole commands in memory and out of core, the same models, RssAnon reported."""
+    r = run_cli("bench", str(DATA / "heart_scale"), "--scaling", "--scale-rows", "540,1080",
+                "--scale-modes", "memory,out-of-core", "--solvers", "ocas", "--repeat", "1",
+                "--out", tmp_path, "--tag", "t")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    res = json.loads((tmp_path / "t-scaling.json").read_text())[0]
+    assert [(p["mode"], p["rows"]) for p in res["points"]] == [
+        ("memory", 540), ("memory", 1080), ("out-of-core", 540), ("out-of-core", 1080)]
+    assert all(p["time"] > 0 and p["rss_anon_mb"] > 0 for p in res["points"])
+    assert set(res["slopes"]) == {"memory", "out-of-core"}
+    big = load_cache(str(tmp_path / "scale-1080.cache"), verify=True)
+    one = load_svmlight(str(DATA / "heart_scale"))
+    assert big.n_rows == 1080 and np.sort(big.y).tolist() == sorted(one.y.tolist() * 4)
+    assert b"slope of log time" in r.stdout
+    r = run_cli("bench", str(DATA / "heart_scale"), "--scale-rows", "540", "--out", tmp_path)
+    assert r.returncode == 2 and b"--scaling" in r.stderr

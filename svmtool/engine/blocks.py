@@ -34,6 +34,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.engine.local import (_matvec_group, _rmatvec_group, _pool, available_cores)
+from svmtool.engine.memory import _mmap_of, available_memory, mapped_file  # noqa: F401
 
 SUB_BLOCKS = 4                  # fixed split of every block (thread-count independent results)
 DEFAULT_BLOCK_VALUES = 1 << 22  # stored values per block when no budget is given (48 MB)
@@ -48,29 +49,6 @@ def row_only(kernel):
     vectors): its passes run without loading any block.  Returns the kernel."""
     _ROW_ONLY.add(kernel)
     return kernel
-
-
-def available_memory():
-    """Bytes of memory available to new work (MemAvailable of /proc/meminfo; else the
-    physical memory), or None when unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import os
-
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def mapped_file(a):
-    """True when the numpy array ``a`` lies in a memory map (a cache loaded with mmap)."""
-    return _mmap_of(a) is not None
 
 
 def block_values_for(budget_bytes):
@@ -127,17 +105,6 @@ def _split(indptr, r0, r1, parts):
     cuts = np.searchsorted(np.asarray(indptr[r0:r1 + 1]), targets, side="left") + r0
     out = np.concatenate([[r0], np.clip(cuts, r0, r1), [r1]]).astype(np.int64)
     return np.maximum.accumulate(out)
-
-
-def _mmap_of(a):
-    """The mmap object under a numpy array, or None."""
-    seen = 0
-    while a is not None and seen < 8:
-        if isinstance(a, _mmap.mmap):
-            return a
-        a = a.obj if isinstance(a, memoryview) else getattr(a, "base", None)
-        seen += 1
-    return None
 
 
 class BlockOracle:
