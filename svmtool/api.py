@@ -65,7 +65,13 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
         more = {} if init_model is None else {"init_model": init_model}
-        return spec.load_driver()(problem, params, spec, callback=callback, **more)
+        if streaming:
+            # (the registry marks only drivers that take a streaming fit: kind "single")
+            more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
+        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+        if streaming:
+            model.report["streaming"] = streaming
+        return model
     fit = spec.load()
     close = None
     if streaming:
@@ -248,7 +254,7 @@ def _streaming_mode(problem, params, spec):
     budget = memory_budget_bytes(params)
     if path is None or budget is None or os.path.getsize(path) <= budget:
         return None
-    if not spec.out_of_core or spec.driver or params.liblinear_rng:
+    if not spec.out_of_core or params.liblinear_rng:
         warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory "
                       f"budget ({budget >> 20} MB), but -s {spec.name} cannot train out of core: "
                       f"training in memory")

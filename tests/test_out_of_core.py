@@ -132,6 +132,26 @@ def test_block_minimisation_certificate(tmp_path, solver, loss):
     np.testing.assert_allclose(model.w[:, 0], res.w, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_svr_same_objective(tmp_path, bias):
+    """-s 11 (the single-model driver): the same Newton iterations out of core."""
+    rng = np.random.default_rng(8)
+    n, d = 3000, 40
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.3)
+    y = X @ rng.normal(size=d) + 0.1 * rng.normal(size=n)
+    path = tmp_path / "reg.cache"
+    save_cache(Problem.from_matrix(X, y), str(path))
+    prob = load_data(str(path))
+    mem = api.train(prob, solver="svr-l2", bias=bias, C=0.5)
+    ooc = api.train(prob, solver="svr-l2", bias=bias, C=0.5, out_of_core=True,
+                    memory_budget=0.5)
+    a, b = mem.report["classes"][0], ooc.report["classes"][0]
+    assert ooc.report["streaming"] == "blocks" and b["blocks"] > 3
+    assert a["iterations"] == b["iterations"]
+    assert abs(a["primal"] - b["primal"]) <= 1e-8 * abs(a["primal"])
+    np.testing.assert_allclose(ooc.w, mem.w, rtol=1e-6, atol=1e-9)
+
+
 def test_refusals_and_automatic_switch(tmp_path, a9a_cache):
     r = run_cli("train", "-s", "kernel", "--out-of-core", a9a_cache, tmp_path / "m")
     assert r.returncode == 2

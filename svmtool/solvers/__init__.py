@@ -211,7 +211,8 @@ register(SolverSpec(
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
-    model_formats=("liblinear",)))
+    model_formats=("liblinear",),
+    out_of_core=True))
 register(SolverSpec(
     "svr-l2-dual", 12, "L2R_L2LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l2"),),
     0.1,

@@ -1,8 +1,8 @@
 """Training from a memory-mapped cache in blocks: the solvers whose registry entry says
 ``out_of_core=True``, over :class:`svmtool.engine.blocks.BlockOracle`.
 
-* newton (-s 2), lr (-s 0): the same truncated Newton loop (:func:`svmtool.solvers.newton.minimise`)
-  and objectives as in memory, their passes streamed;
+* newton (-s 2), lr (-s 0), svr-l2 (-s 11): the same truncated Newton loop
+  (:func:`svmtool.solvers.newton.minimise`) and objectives as in memory, their passes streamed;
 * cp, ocas, gca2, tca: the same cutting-plane drivers (:func:`solve_cp`, :func:`solve_ocas`) over
   a hinge risk whose two passes (``X w``, ``X' v``) are streamed;
 * dcd-l1 (-s 3), dcd-l2 (-s 1): block minimisation (:mod:`svmtool.solvers.dcd_blocks`).
@@ -23,7 +23,7 @@ import numpy as np
 
 from svmtool.engine.blocks import BlockOracle, row_only
 
-SUPPORTED = ("newton", "lr", "cp", "ocas", "gca2", "tca", "dcd-l1", "dcd-l2")
+SUPPORTED = ("newton", "lr", "svr-l2", "cp", "ocas", "gca2", "tca", "dcd-l1", "dcd-l2")
 
 
 def _declare_row_only():
@@ -80,6 +80,12 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         _declare_row_only()
         res = newton_fit(None, None, None, y, n_features, C_pos, C_neg, params, init_w=init_w,
                          callback=callback, loss=kw.get("loss", "l2"), oracle=oracle)
+    elif name == "svr-l2":
+        from svmtool.solvers.svr_newton import fit as svr_fit
+
+        _declare_row_only()
+        res = svr_fit(None, None, None, y, n_features, C_pos, C_neg, params, init_w=init_w,
+                      callback=callback, oracle=oracle)
     elif name == "cp":
         from svmtool.solvers.cutting_plane import (DEFAULT_EPS, DEFAULT_MAX_ITER, HingeRisk,
                                                    costs, solve_cp)
