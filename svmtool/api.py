@@ -255,8 +255,9 @@ def _streaming_mode(problem, params, spec):
     if path is None or budget is None or os.path.getsize(path) <= budget:
         return None
     if not spec.out_of_core or params.liblinear_rng:
+        why = "--liblinear-rng" if spec.out_of_core else f"-s {spec.name}"
         warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory "
-                      f"budget ({budget >> 20} MB), but -s {spec.name} cannot train out of core: "
+                      f"budget ({budget >> 20} MB), but {why} cannot train out of core: "
                       f"training in memory")
         return None
     return "blocks"
