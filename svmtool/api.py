@@ -65,10 +65,18 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
         more = {} if init_model is None else {"init_model": init_model}
-        if streaming:
-            # (the registry marks only drivers that take a streaming fit: kind "single")
+        driver_spec = spec
+        if streaming and spec.kind == "ranking":
+            # the ranking driver calls spec.load()(...): hand it the streaming fit instead
+            from dataclasses import replace as _replace
+
+            driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
+                                   function="fit_ranking",
+                                   kwargs=(("budget_bytes", memory_budget_bytes(params)),))
+        elif streaming:
+            # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
             more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
-        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+        model = spec.load_driver()(problem, params, driver_spec, callback=callback, **more)
         if streaming:
             model.report["streaming"] = streaming
         return model

@@ -282,7 +282,8 @@ register(SolverSpec(
     kind="ranking", driver="svmtool.solvers.ordinal:train_ranking", aliases=("rank", "roc"),
     problem="ranking / ordinal / ROC area", method="1-slack cutting plane over pairs",
     eps_means="violation / training loss", task="ranking", loss="pairwise hinge",
-    options=("cp",), warm_start="w", threads="row passes"))
+    options=("cp",), warm_start="w", threads="row passes",
+    out_of_core=True))
 
 # -- kernel SVMs, one-vs-one as LIBSVM, LIBSVM model files ---------------------------------------
 # -B default of the kernel solvers on the command line: 1, a kernel bias K + 1 (< 0 would be

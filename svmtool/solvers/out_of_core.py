@@ -4,7 +4,8 @@
 * newton (-s 2), lr (-s 0), svr-l2 (-s 11): the same truncated Newton loop
   (:func:`svmtool.solvers.newton.minimise`) and objectives as in memory, their passes streamed;
 * cp, ocas, gca2, tca: the same cutting-plane drivers (:func:`solve_cp`, :func:`solve_ocas`) over
-  a hinge risk whose two passes (``X w``, ``X' v``) are streamed;
+  a hinge risk whose two passes (``X w``, ``X' v``) are streamed; ordinal (rank, roc): the
+  same pair risk and driver (:func:`fit_ranking`);
 * dcd-l1 (-s 3), dcd-l2 (-s 1): block minimisation (:mod:`svmtool.solvers.dcd_blocks`).
 
 The in-memory and out-of-core runs make the same iterations from the same starting point; only
@@ -153,3 +154,40 @@ def _newton_after_dual(res, oracle, y, n_features, C_pos, C_neg, params, callbac
                            f"with eps={float(dual_eps) * 0.1:g}, as LIBLINEAR does")
     out.extra["dual_iterations"] = int(res.iterations)
     return out
+
+
+def fit_ranking(indptr, indices, data, y, qid, n_features, C, params, init_w=None,
+                callback=None, *, budget_bytes=None):
+    """The ranking SVM (-s ordinal / rank / roc) with its passes streamed: the pair risk and the
+    cutting-plane driver of :mod:`svmtool.solvers.ordinal`, as its ``fit`` builds them (the
+    signature of that ``fit``; the ranking driver calls it through the registry entry the API
+    hands it).  Ranking takes no bias column."""
+    from svmtool.solvers import SolverResult
+    from svmtool.solvers.cutting_plane import solve_cp
+    from svmtool.solvers.ordinal import (DEFAULT_EPS, DEFAULT_MAX_ITER, PairRisk,
+                                         row_weights)
+
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != len(indptr) - 1:
+        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
+    if not float(C) > 0:
+        raise ValueError(f"C must be > 0 (got {C})")
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    oracle = make_oracle(indptr, indices, data, int(n_features), -1.0, params, budget_bytes)
+    risk = PairRisk(StreamedPasses(oracle), y, qid, C, row_weights(y, params.weights))
+    if params.perf_c is not None and risk.m > 0:
+        risk.C = float(params.perf_c) * 100.0 / risk.m
+        risk.scale = risk.C * risk.m
+    if risk.m == 0:
+        return SolverResult(w=np.zeros(int(n_features)), iterations=0, primal=0.0, gap=0.0,
+                            gap_kind="no pairs", converged=True, dual=0.0,
+                            extra={"pairs": 0, "warning": "no comparable pairs: every label "
+                                                          "(within each query) is the same"})
+    res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
+                   inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline)
+    res.extra["pairs"] = risk.m
+    res.extra["C_pair"] = risk.C
+    res.extra["out_of_core"] = True
+    res.extra["blocks"] = oracle.n_blocks
+    return res
