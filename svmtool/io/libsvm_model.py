@@ -73,6 +73,9 @@ def read_libsvm(text, name):
     kernel = kernel_from_header(h, name)
     ln, t = h["nr_class"]
     K = parse_int(t[0], name, ln, "nr_class", minimum=1)
+    if svm_type not in ("c_svc", "nu_svc") and K != 2:
+        # LIBSVM writes 2 for these; K - 1 coefficients per SV would be read
+        raise ModelFormatError(name, ln, f"nr_class must be 2 for a {svm_type} model (got {K})")
     ln, t = h["total_sv"]
     l = parse_int(t[0], name, ln, "total_sv")
     ln, t = h["rho"]
@@ -93,9 +96,10 @@ def read_libsvm(text, name):
         ln, t = h["nr_sv"]
         if len(t) != K:
             raise ModelFormatError(name, ln, f"{len(t)} nr_sv values but nr_class is {K}")
-        nr_sv = np.array([parse_int(v, name, ln, "nr_sv") for v in t])
-        if nr_sv.sum() != l:
-            raise ModelFormatError(name, ln, f"nr_sv adds up to {nr_sv.sum()}, total_sv is {l}")
+        counts = [parse_int(v, name, ln, "nr_sv") for v in t]
+        if sum(counts) != l:
+            raise ModelFormatError(name, ln, f"nr_sv adds up to {sum(counts)}, total_sv is {l}")
+        nr_sv = np.array(counts, dtype=np.int64)
     for key in ("probA", "probB", "prob_density_marks"):
         # not used by predict, but a nan or inf here is a corrupt file all the same
         if key in h:

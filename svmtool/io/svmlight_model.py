@@ -16,7 +16,7 @@ models (types 1-4) are refused with a message.
 import numpy as np
 
 from svmtool.errors import ModelFormatError
-from svmtool.io.model_text import parse_float
+from svmtool.io.model_text import parse_float, parse_int
 
 MAX_FEATURES = 2**31 - 1
 
@@ -79,6 +79,8 @@ def _labels_of(line, name, number):
     except (IndexError, ValueError):
         raise ModelFormatError(name, number, f"'{_LABELS_TAG}' must be followed by two "
                                              f"labels") from None
+    if not (np.isfinite(pos) and np.isfinite(neg)):
+        raise ModelFormatError(name, number, f"'{_LABELS_TAG}': a label is not finite")
     if pos == neg:
         raise ModelFormatError(name, number, f"'{_LABELS_TAG}': the two labels are equal")
     return np.array([pos, neg])
@@ -107,6 +109,8 @@ def read_svmlight_model(text, name):
 
     def as_int(k):
         try:
+            if "_" in vals[k]:
+                raise ValueError
             return int(vals[k])
         except ValueError:
             raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be an integer, "
@@ -130,7 +134,8 @@ def read_svmlight_model(text, name):
     if nf > MAX_FEATURES:
         raise ModelFormatError(name, 8, f"highest feature index {nf} is beyond what a model can "
                                         f"hold ({MAX_FEATURES})")
-    w = np.zeros(nf, dtype=np.float64)
+    # w = sum of alpha*y * x_sv: the terms first (feature, product), in file order
+    cols, terms = [], []
     first = 1 + len(fields)
     seen = 0
     for k in range(first, len(lines)):
@@ -144,27 +149,37 @@ def read_svmlight_model(text, name):
         coef = parse_float(toks[0], name, k + 1, "alpha*y")
         for t in toks[1:]:
             idx, sep, val = t.partition(":")
-            try:
-                j = int(idx)
-            except ValueError:
-                raise ModelFormatError(name, k + 1, f"bad feature {t!r}") from None
-            v = parse_float(val, name, k + 1, f"feature {t!r}")
-            if not sep or j < 1:
-                raise ModelFormatError(name, k + 1, f"bad feature {t!r}")
+            if not sep:
+                raise ModelFormatError(name, k + 1, f"bad feature {t!r} (not index:value)")
+            j = parse_int(idx, name, k + 1, "feature index", minimum=1)
+            v = parse_float(val, name, k + 1, "feature value")
             if j > nf:
                 # SVMlight sizes its weight vector by the header: an index beyond it is corrupt
                 raise ModelFormatError(name, k + 1, f"feature index {j} is beyond the highest "
                                                     f"feature index {nf} of the header")
-            w[j - 1] += coef * v
+            cols.append(j - 1)
+            terms.append(coef * v)
         seen += 1
     if seen != n_sv:
         raise ModelFormatError(name, len(lines), f"{seen} support vectors, {n_sv} announced")
+    # one allocation, zero pages until written: a header announcing a huge feature count costs
+    # address space only
+    try:
+        W = np.zeros((nf + (1 if b != 0.0 else 0), 1), dtype=np.float64)
+    except (MemoryError, ValueError):
+        raise ModelFormatError(name, 8, f"{nf} features: too many for a weight vector in "
+                                        f"memory (corrupt 'highest feature index' or feature "
+                                        f"index?)") from None
+    # the terms added one after another in file order, as the loop of svm_common.c does
+    np.add.at(W[:, 0], np.array(cols, dtype=np.int64), np.array(terms, dtype=np.float64))
     if b != 0.0:
-        W = np.append(w, -b).reshape(-1, 1)
+        W[nf, 0] = -b
         bias = 1.0
     else:
-        W = w.reshape(-1, 1)
         bias = -1.0
+    if not np.all(np.isfinite(W[np.array(cols, dtype=np.int64), 0])):
+        raise ModelFormatError(name, first + 1, "the weights sum to a number beyond the doubles "
+                                                "(infinite)")
     labels = _labels_of(lines[len(fields)], name, 1 + len(fields))
     model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=labels,
                         nr_feature=nf, bias=bias, w=W)
