@@ -286,7 +286,8 @@ def test_bench_scaling_out_of_core(tmp_path):
     res = json.loads((tmp_path / "t-scaling.json").read_text())[0]
     assert [(p["mode"], p["rows"]) for p in res["points"]] == [
         ("memory", 540), ("memory", 1080), ("out-of-core", 540), ("out-of-core", 1080)]
-    assert all(p["time"] > 0 and p["rss_anon_mb"] > 0 for p in res["points"])
+    assert all(p["time"] > 0 and p["rss_anon_mb"] > 0 and p["iterations"] > 0
+               for p in res["points"])
     assert set(res["slopes"]) == {"memory", "out-of-core"}
     big = load_cache(str(tmp_path / "scale-1080.cache"), verify=True)
     one = load_svmlight(str(DATA / "heart_scale"))

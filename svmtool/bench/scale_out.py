@@ -15,6 +15,7 @@ iterations do not grow with n).
 
 import math
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -129,7 +130,7 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                 else "")
-    base = [sys.executable, "-m", "svmtool", "train", "-q", "-s", solver, "-c", f"{C:g}",
+    base = [sys.executable, "-m", "svmtool", "train", "-s", solver, "-c", f"{C:g}",
             "-B", f"{bias:g}"]
     if eps is not None:
         base += ["-e", f"{eps:g}"]
@@ -151,8 +152,10 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
                 raise RuntimeError(f"{mode}, {rows} rows: exit {bad[0][3]}: "
                                    f"{err[-1] if err else ''}")
             secs = sorted(r[0] for r in runs)
+            its = re.findall(r"done: iterations (\d+)", runs[-1][4])
             points.append({"mode": mode, "rows": rows, "bytes": os.path.getsize(path),
                            "time": float(np.median(secs)), "times": secs,
+                           "iterations": int(its[-1]) if its else None,
                            "rss_anon_mb": max(r[1] for r in runs),
                            "workers_rss_anon_mb": max(r[2] for r in runs)})
             if log:
@@ -176,10 +179,12 @@ def markdown(result):
              f" in different row orders; whole commands, median of {result['repeat']}; "
              f"RssAnon: peak anonymous memory of the command (workers: summed over its child "
              f"processes).", "",
-             "| mode | rows | cache MB | time s | RssAnon MB | workers' RssAnon MB |",
-             "|---|---|---|---|---|---|"]
+             "| mode | rows | cache MB | iterations | time s | RssAnon MB "
+             "| workers' RssAnon MB |",
+             "|---|---|---|---|---|---|---|"]
     for p in result["points"]:
-        lines.append(f"| {p['mode']} | {p['rows']} | {p['bytes'] / 2**20:.0f} | "
+        its = "" if p.get("iterations") is None else p["iterations"]
+        lines.append(f"| {p['mode']} | {p['rows']} | {p['bytes'] / 2**20:.0f} | {its} | "
                      f"{p['time']:.2f} | {p['rss_anon_mb']:.0f} | "
                      f"{p['workers_rss_anon_mb']:.0f} |")
     lines.append("")
