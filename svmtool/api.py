@@ -71,11 +71,29 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         init_model.report["source"] = path
     if init_model is not None and not spec.warm_start:
         raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    streaming = _streaming_mode(problem, params, spec)
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
         more = {} if init_model is None else {"init_model": init_model}
-        return spec.load_driver()(problem, params, spec, callback=callback, **more)
+        driver_spec = spec
+        if streaming and spec.kind == "ranking":
+            # the ranking driver calls spec.load()(...): hand it the streaming fit instead
+            from dataclasses import replace as _replace
+
+            driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
+                                   function="fit_ranking",
+                                   kwargs=(("budget_bytes", memory_budget_bytes(params)),))
+        elif streaming:
+            # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
+            more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
+        model = spec.load_driver()(problem, params, driver_spec, callback=callback, **more)
+        if streaming:
+            model.report["streaming"] = streaming
+        return model
     fit = spec.load()
+    close = None
+    if streaming:
+        fit, close = _streaming_fit(streaming, problem, params, spec)
 
     labels, perm, start, count = group_classes(problem.y)
     nr_class = len(labels)
@@ -85,7 +103,12 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         cls = np.repeat(np.arange(nr_class), count)
     else:
         cls = class_index(problem.y, labels)
-    indptr, indices, data, n_cols = with_bias(problem, params.bias)
+    if streaming:
+        # the bias column is appended block by block as the rows are streamed: never a copy
+        indptr, indices, data = problem.indptr, problem.indices, problem.data
+        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
+    else:
+        indptr, indices, data, n_cols = with_bias(problem, params.bias)
     weighted_c = class_weights(params, labels)
     if params.liblinear_rng and spec.reads("dcd"):
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
@@ -118,7 +141,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
             init_w = np.asarray(start_w)
             init_w = init_w[:, col] if init_w.ndim == 2 else init_w
         if init_model is not None and spec.warm_start == "alpha" and \
-                params.dcd.warm_start == "cold":
+                (params.dcd.warm_start == "cold" or streaming):
             init_w = None          # measured: the dual solvers gain nothing from a model's w
         elif init_model is not None and spec.warm_start == "alpha":
             # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
@@ -147,16 +170,22 @@ def _train(problem, params, *, callback, init_model, **kwargs):
                                       params, callback=cb)
         return res
 
-    workers = _class_workers(params, spec, len(tasks), indptr)
-    if workers > 1:
-        # one-vs-rest classes are independent problems (each its own generator, same seed):
-        # solved on threads (the jitted loop releases the GIL), the models are the same
-        from concurrent.futures import ThreadPoolExecutor
+    workers = 1 if streaming else _class_workers(params, spec, len(tasks), indptr)
+    try:
+        if workers > 1:
+            # one-vs-rest classes are independent problems (each its own generator, same
+            # seed): solved on threads (the jitted loop releases the GIL), the models are the
+            # same
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="svmtool-ovr") as ex:
-            results = list(ex.map(one, range(len(tasks))))
-    else:
-        results = [one(col) for col in range(len(tasks))]
+            with ThreadPoolExecutor(max_workers=workers,
+                                    thread_name_prefix="svmtool-ovr") as ex:
+                results = list(ex.map(one, range(len(tasks))))
+        else:
+            results = [one(col) for col in range(len(tasks))]
+    finally:
+        if close is not None:
+            close()             # the dask session (and the LocalCluster it started)
     reports = []
     for col, res in enumerate(results):
         i = tasks[col][0]
@@ -167,6 +196,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
                         nr_feature=problem.n_features, bias=float(params.bias), w=w)
     model.report = {"solver": spec.name, "train_time": elapsed, "classes": reports,
                     "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
+    if streaming:
+        model.report["streaming"] = streaming
     return model
 
 
@@ -207,6 +238,114 @@ def _check_finite(model, problem):
                               f"scale the data (svmtool convert --scale -1,1)")
     raise SvmtoolError(f"{what}training failed numerically (the model came out with nan or "
                        f"inf); nothing was written")
+
+
+# --- out-of-core and dask.distributed training --------------------------------------------------
+
+def check_streaming(spec, params):
+    """ParameterError when ``params`` ask for out-of-core or dask training that ``spec`` cannot
+    do (the command line calls this before reading any data)."""
+    from svmtool.solvers import specs
+
+    if params.dask is not None:
+        from svmtool.solvers.sharded import DASK_SOLVERS
+
+        if spec.name not in DASK_SOLVERS:
+            raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
+                                 f"{', '.join(DASK_SOLVERS)})")
+        from svmtool.engine.dask_backend import require_dask
+
+        require_dask()
+        if params.out_of_core is False:
+            raise ParameterError("--dask reads the cache in blocks on every worker: it cannot "
+                                 "be combined with --in-memory")
+    elif params.out_of_core and not spec.out_of_core:
+        names = ", ".join(s.name for s in specs() if s.out_of_core)
+        raise ParameterError(f"--out-of-core is not available for -s {spec.name} (only -s "
+                             f"{names})")
+    if ((params.dask is not None or params.out_of_core) and params.cp.loss is not None
+            and params.cp.loss != "errorrate"):
+        raise ParameterError(f"--loss {params.cp.loss} needs the rows' scores in memory: it "
+                             f"cannot be combined with --out-of-core or --dask")
+    if (params.dask is not None or params.out_of_core) and params.liblinear_rng:
+        raise ParameterError("--liblinear-rng needs the rows in memory: it cannot be combined "
+                             "with --out-of-core or --dask")
+
+
+def memory_budget_bytes(params):
+    """The memory budget in bytes: --memory-budget, else half of the available memory."""
+    if params.memory_budget is not None:
+        return int(float(params.memory_budget) * (1 << 20))
+    from svmtool.engine.memory import available_memory
+
+    avail = available_memory()
+    return None if avail is None else avail // 2
+
+
+def _mapped_cache(problem):
+    """The path of the cache whose memory map holds ``problem``'s arrays, or None."""
+    from svmtool.engine.memory import mapped_file
+
+    src = getattr(problem, "source", None)
+    if not src or not isinstance(src, str) or not os.path.isfile(src):
+        return None
+    if not (mapped_file(problem.data) and mapped_file(problem.indices)):
+        return None
+    return src
+
+
+def _streaming_mode(problem, params, spec):
+    """None (train in memory), "blocks" (out of core) or "dask"."""
+    if params.dask is None and params.out_of_core is False:
+        return None
+    check_streaming(spec, params)
+    path = _mapped_cache(problem)
+    if params.dask is not None:
+        if path is None:
+            raise ParameterError("--dask trains from a binary cache that every worker can read "
+                                 "at the same path: convert TRAIN first (svmtool convert TRAIN "
+                                 "TRAIN.cache)")
+        return "dask"
+    if params.out_of_core:
+        if path is None:
+            raise ParameterError("--out-of-core trains from a binary cache: convert TRAIN "
+                                 "first (svmtool convert TRAIN TRAIN.cache)")
+        return "blocks"
+    # automatic: a mapped cache larger than the budget
+    budget = memory_budget_bytes(params)
+    if path is None or budget is None or os.path.getsize(path) <= budget:
+        return None
+    if not spec.out_of_core or params.liblinear_rng:
+        why = "--liblinear-rng" if spec.out_of_core else f"-s {spec.name}"
+        warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory "
+                      f"budget ({budget >> 20} MB), but {why} cannot train out of core: "
+                      f"training in memory")
+        return None
+    return "blocks"
+
+
+def _streaming_fit(mode, problem, params, spec):
+    """(fit, close): the binary fit function of the out-of-core or dask path, bound to its data
+    source, and what to call when training is over (None: nothing)."""
+    import functools
+
+    from svmtool.engine.blocks import block_values_for
+
+    budget = memory_budget_bytes(params)
+    if mode == "dask":
+        from svmtool.engine.dask_backend import Session
+        from svmtool.solvers.sharded import fit as dask_fit
+
+        session = Session(params.dask)
+        fit = functools.partial(dask_fit, spec=spec, bias=float(params.bias),
+                                path=os.path.abspath(_mapped_cache(problem)),
+                                labels_y=problem.y, session=session,
+                                block_values=block_values_for(budget))
+        return fit, session.close
+    from svmtool.solvers.out_of_core import fit as block_fit
+
+    return functools.partial(block_fit, spec=spec, bias=float(params.bias),
+                             budget_bytes=budget), None
 
 
 def _row_dots(indptr, indices, data, w):
@@ -269,6 +408,9 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     params = make_params(params, kwargs)
     from svmtool.solvers import get_spec
 
+    if params.out_of_core or params.dask is not None:
+        raise ParameterError("cross validation (-v, -C) trains on copies of the folds in memory: "
+                             "it cannot be combined with --out-of-core or --dask")
     check_labels(problem, get_spec(params.solver))     # before the folds lose the line numbers
     n = problem.n_rows
     if nr_fold < 2:

@@ -206,6 +206,10 @@ class TrainParams:
     deadline: Optional[float] = field(default=None, compare=False, repr=False)
     # ^ time.monotonic() at which the solvers stop (set from time_limit by the API, or earlier
     #   by a caller whose budget also covers reading the data)
+    out_of_core: Optional[bool] = None  # True: stream blocks of the mapped cache; None: when
+                                    # the cache is larger than memory_budget; False: never
+    memory_budget: Optional[float] = None   # MB; None: half of the available memory
+    dask: Optional[str] = None      # a dask.distributed scheduler address, or "local:N"
     kernel: KernelParams = KernelParams()
     dcsvm: DcsvmParams = DcsvmParams()
     cp: CuttingPlaneParams = CuttingPlaneParams()
@@ -234,6 +238,13 @@ class TrainParams:
             return f"--perf-c must be > 0 (got {self.perf_c})"
         if self.time_limit is not None and not self.time_limit > 0:
             return f"--time-limit must be > 0 seconds (got {self.time_limit})"
+        if self.memory_budget is not None and not (0 < self.memory_budget < float("inf")):
+            return (f"--memory-budget must be a number of megabytes > 0 "
+                    f"(got {self.memory_budget})")
+        if self.dask is not None:
+            msg = check_dask_address(self.dask)
+            if msg:
+                return msg
         for group in (self.kernel, self.dcsvm, self.cp, self.dcd, self.svr, self.oneclass,
                       self.bias_reg, self.libsvm):
             msg = group.check()
@@ -245,6 +256,21 @@ class TrainParams:
         if not self.bias_reg.regularize and self.bias != 1.0:
             return "-R (an unregularised bias) needs -B 1, as in LIBLINEAR"
         return None
+
+
+def check_dask_address(address) -> Optional[str]:
+    """None when ``address`` is ``local:N`` (N >= 1) or a scheduler address, else a message."""
+    a = str(address)
+    if a.startswith("local:"):
+        n = a[len("local:"):]
+        if not n.isdigit() or int(n) < 1:
+            return f"--dask local:N needs a number of workers N >= 1 (got {a!r})"
+        return None
+    rest = a.split("://", 1)[-1]
+    if not rest or ":" not in rest or not rest.rsplit(":", 1)[1].isdigit():
+        return (f"--dask takes a scheduler address such as tcp://host:8786, or local:N "
+                f"(got {a!r})")
+    return None
 
 
 def make_params(params, kwargs):

@@ -25,7 +25,8 @@ def _names(text):
 # options of the one-run form only (refused with --suite)
 RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
             "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
-            "no_trace", "no_memory", "tag", "end_to_end")
+            "no_trace", "no_memory", "tag", "end_to_end", "scale_rows", "scale_modes",
+            "scale_budget")
 SUITE_ONLY = ("data_dir", "quick", "markdown")
 
 
@@ -82,6 +83,15 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 @click.option("--rows", type=int, default=None, help="Use a random subsample of the training rows.")
 @click.option("--scaling", is_flag=True,
               help="Also time every runner on nested subsamples n/32 ... n (log-log plot, slope).")
+@click.option("--scale-rows", "scale_rows", default=None, metavar="ROWS,...",
+              help="With --scaling: time whole `svmtool train` commands on caches of these row "
+                   "counts (e.g. 2e6,4e6,8e6), built from copies of TRAIN in different row "
+                   "orders in --out, in the --scale-modes; peak RssAnon per run.")
+@click.option("--scale-modes", "scale_modes", default="memory,out-of-core,dask:2",
+              show_default=True, help="With --scale-rows: memory, out-of-core, dask:N.")
+@click.option("--scale-budget", "scale_budget", type=float, default=256, show_default=True,
+              metavar="MB", help="With --scale-rows: --memory-budget of the out-of-core and "
+                                 "dask runs.")
 @click.option("--sweep", type=click.Choice(["eps", "C"]), default=None,
               help="Iterations and time against eps (around each solver's default) or C.")
 @click.option("--io", "io_bench", is_flag=True,
@@ -97,7 +107,7 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown, end_to_end,
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
-            threads, out_dir, tag, quiet):
+            threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -133,6 +143,11 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
     epss = _floats(e_list, "-e") or [None]
     if any(e is not None and not (e > 0) for e in epss):
         raise ParameterError(f"-e needs positive values (got {e_list!r})")
+    if scale_rows is not None:
+        if not scaling:
+            raise ParameterError("--scale-rows needs --scaling")
+        return _scale_out(ctx, train_file, scale_rows, scale_modes, scale_budget, solvers, Cs,
+                          epss, bias, repeat, threads, out_dir, tag, quiet)
     ag = _against(against)
     cfg = BenchConfig(train=train_file, test=test_file, solvers=_names(solvers), Cs=Cs,
                       epss=epss, repeat=repeat, against=ag, bias=bias, rows=rows, gamma=gamma,
@@ -198,3 +213,40 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
         info(ctx, f"wrote {markdown} ({', '.join(sections)}) and {out_dir}/", quiet)
     else:
         click.echo("\n".join(sections.values()))
+
+
+def _scale_out(ctx, train_file, scale_rows, scale_modes, budget, solvers, Cs, epss, bias, repeat,
+               threads, out_dir, tag, quiet):
+    """--scaling --scale-rows: whole commands on caches of growing size (svmtool.bench.scale_out)."""
+    import json
+    import os
+
+    from svmtool.bench import scale_out
+    from svmtool.errors import ParameterError
+    from svmtool.io.output import open_output
+
+    rows = _floats(scale_rows, "--scale-rows")
+    if not rows or any(not (r >= 2) for r in rows):
+        raise ParameterError(f"--scale-rows needs row counts >= 2 (got {scale_rows!r})")
+    modes = _names(scale_modes) or []
+    for m in modes:
+        if m not in ("memory", "out-of-core") and not (
+                m.startswith("dask:") and m[5:].isdigit() and int(m[5:]) >= 1):
+            raise ParameterError(f"--scale-modes: {m!r} is not memory, out-of-core or dask:N")
+    names = _names(solvers) or ["ocas"]
+    os.makedirs(out_dir, exist_ok=True)
+    log = (lambda m: info(ctx, m, quiet))
+    parts = []
+    results = []
+    for name in names:
+        res = scale_out.run(train_file, [int(r) for r in rows], name, out_dir, modes=modes,
+                            C=Cs[0], eps=epss[0], bias=-1.0 if bias is None else bias,
+                            repeat=repeat, budget_mb=budget, threads=threads, log=log)
+        results.append(res)
+        parts.append(scale_out.markdown(res))
+    md = "\n".join(parts)
+    with open_output(os.path.join(out_dir, f"{tag}-scaling.json"), "w") as f:
+        f.write(json.dumps(results, indent=1) + "\n")
+    with open_output(os.path.join(out_dir, f"{tag}-scaling.md"), "w") as f:
+        f.write(md)
+    click.echo(md)

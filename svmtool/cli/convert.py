@@ -1,6 +1,8 @@
 """``svmtool convert IN OUT`` -- svmlight text, CSV and the binary cache into each other, with
 svm-scale style scaling on the way."""
 
+import sys
+
 import click
 
 from svmtool.cli.common import info, quiet_option, show_progress, warn, zero_based_option
@@ -74,11 +76,19 @@ def _strip_compression(name):
                    "(svm-scale -r): test data scaled like the training data.")
 @click.option("--verify", is_flag=True,
               help="With a cache as input, also check its checksum and structure.")
+@click.option("--shards", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Write N caches of consecutive rows (about equal non-zeros each) beside OUT "
+                   "and make OUT an index (JSON) naming them, for the workers of a cluster "
+                   "(svmtool train --dask) reading from a shared path.")
+@click.option("--block-size", "block_mb", type=click.FloatRange(min=0.01), default=64.0,
+              show_default=True, metavar="MB",
+              help="Text is parsed in blocks of this many megabytes: a text -> cache conversion "
+                   "holds about one block's arrays in memory, whatever the input's size.")
 @quiet_option
 @click.pass_context
 def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_based,
             keep_comments, label_column, csv_header, delimiter, scale_to, scale_y, save_ranges,
-            restore_ranges, verify, quiet):
+            restore_ranges, verify, shards, block_mb, quiet):
     """Convert the data set IN into OUT (- for stdin / stdout).
 
     \b
@@ -89,6 +99,8 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
       svmtool convert --from csv data.csv data.txt
       svmtool convert --scale 0,1 --save-ranges r train.txt train.scaled
       svmtool convert --restore-ranges r test.txt test.scaled
+      cat part1 part2 | svmtool convert - big.cache  # any size, in bounded memory
+      svmtool convert --shards 8 big.txt big.shards  # 8 shard caches + index
 
     Numbers are written so that they read back bit for bit.  The cache is read by every
     command in place of the text (recognised by its first bytes).
@@ -118,6 +130,18 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
     if fmt_out == "auto":
         fmt_out = "cache" if output_path != "-" and \
             output_path.lower().endswith(CACHE_SUFFIXES) else "svmlight"
+
+    scaling = bool(scale_to or scale_y or save_ranges or restore_ranges)
+    if shards is not None:
+        if output_path == "-":
+            raise ParameterError("--shards writes files beside OUT: OUT cannot be - (stdout)")
+        if to == "svmlight":
+            raise ParameterError("--shards writes caches: drop --to svmlight")
+        fmt_out = "shards"
+    if fmt_out in ("cache", "shards") and fmt_in == "data" and not scaling and \
+            not _is_cache_file(input_path):
+        return _stream(ctx, input_path, output_path, fmt_out, shards, zero_based,
+                       keep_comments, block_mb, quiet)
 
     t0 = time.perf_counter()
     if fmt_in == "csv":
@@ -171,7 +195,10 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
         ranges = None
 
     t2 = time.perf_counter()
-    if fmt_out == "cache":
+    if fmt_out == "shards":
+        _write_shards(ctx, prob, output_path, shards, quiet)
+        kind = "shard index"
+    elif fmt_out == "cache":
         from svmtool.io.cache import save_cache
 
         save_cache(prob, output_path)
@@ -189,3 +216,89 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
     if output_path != "-" and os.path.isfile(output_path):
         size = f", {os.path.getsize(output_path)} bytes"
     info(ctx, f"wrote {output_path} ({kind}{size}) in {time.perf_counter() - t2:.3f} s", quiet)
+
+
+def _is_cache_file(path):
+    if path == "-":
+        return False          # a cache on stdin is read whole (it has to be, to be checked)
+    from svmtool.io.cache import CACHE_MAGIC, is_cache
+
+    try:
+        with open(path, "rb") as f:
+            return is_cache(f.read(len(CACHE_MAGIC)))
+    except IsADirectoryError:
+        return False
+
+
+def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comments, block_mb,
+            quiet):
+    """Text -> cache (or shards) in memory O(one block): parse a block of lines, append its
+    arrays to the cache's section files, assemble the cache at the end."""
+    import os
+    import time
+
+    from svmtool.io.cache import stream_cache
+    from svmtool.io.svmlight import iter_data_chunks
+
+    t0 = time.perf_counter()
+    block = max(1 << 16, int(block_mb * (1 << 20)))
+    bar = None
+    if show_progress(ctx, quiet):
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"converting {os.path.basename(input_path)}", unit=" rows",
+                   file=sys.stderr, leave=False)
+
+    def tick(chunk):
+        if bar is not None:
+            bar.update(chunk.n_rows)
+
+    # (a cache arriving on stdin is recognised here too, and read whole)
+    chunks = iter_data_chunks(input_path, chunk_bytes=block, zero_based=zero_based,
+                              comments=keep_comments)
+    target = output_path
+    tmp = None
+    if fmt_out == "shards":
+        import tempfile
+
+        folder = os.path.dirname(os.path.abspath(output_path))
+        fd, tmp = tempfile.mkstemp(prefix=".svmtool-whole-", suffix=".cache", dir=folder)
+        os.close(fd)
+        target = tmp
+    try:
+        try:
+            facts = stream_cache(chunks, target, comments=keep_comments, on_chunk=tick)
+        finally:
+            if bar is not None:
+                bar.close()
+        info(ctx, f"read {input_path}: {facts['n_rows']} rows, {facts['n_features']} features, "
+                  f"{facts['nnz']} non-zeros; wrote {'the whole ' if tmp else ''}cache "
+                  f"({facts['bytes']} bytes) in {time.perf_counter() - t0:.3f} s", quiet)
+        if tmp is not None:
+            from svmtool.io.cache import write_shards
+
+            t1 = time.perf_counter()
+            index = write_shards(tmp, output_path, shards)
+            info(ctx, f"wrote {output_path} (shard index, {len(index['shards'])} shards) in "
+                      f"{time.perf_counter() - t1:.3f} s", quiet)
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _write_shards(ctx, prob, output_path, shards, quiet):
+    """A problem already in memory (CSV, scaled, a cache) -> a whole cache beside OUT, then
+    the shards and the index."""
+    import os
+    import tempfile
+
+    from svmtool.io.cache import save_cache, write_shards
+
+    folder = os.path.dirname(os.path.abspath(output_path))
+    fd, tmp = tempfile.mkstemp(prefix=".svmtool-whole-", suffix=".cache", dir=folder)
+    os.close(fd)
+    try:
+        save_cache(prob, tmp)
+        write_shards(tmp, output_path, shards)
+    finally:
+        os.unlink(tmp)

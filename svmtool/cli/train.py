@@ -97,6 +97,16 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--no-shrinking", is_flag=True, help="Turn the shrinking heuristic off.")
 @click.option("--threads", type=int, default=None,
               help="Threads for reading, row passes and one-vs-rest classes.")
+@click.option("--out-of-core/--in-memory", "out_of_core", default=None,
+              help="Train from the binary cache TRAIN in blocks, without loading it (default: "
+                   "when the cache is larger than --memory-budget and the solver can).")
+@click.option("--memory-budget", "memory_budget", type=float, default=None, metavar="MB",
+              help="Memory for the data: a larger cache is trained out of core, in blocks sized "
+                   "from it (default: half of the available memory).")
+@click.option("--dask", "dask", default=None, metavar="ADDRESS",
+              help="Train on a dask.distributed cluster: a scheduler address (tcp://host:8786) "
+                   "or local:N (N local worker processes).  TRAIN must be a cache all workers "
+                   "can read at the same path.  Needs the 'dask' extra.")
 @click.option("-t", "kernel_type", type=int, default=2, show_default=True,
               help="Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
                    "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "
@@ -223,6 +233,9 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     _check_retrain(ctx, spec, retrain, folds, find_c, model_file)
     if folds is not None and folds < 2:
         raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {folds})")
+    if (folds is not None or find_c) and (params.out_of_core or params.dask is not None):
+        raise ParameterError("cross validation (-v, -C) trains on copies of the folds in "
+                             "memory: it cannot be combined with --out-of-core or --dask")
     if retrain["time_limit"] is not None:
         # the budget counts from the start of the command: reading the data spends it too
         params = replace(params, time_limit=retrain["time_limit"],
@@ -335,10 +348,15 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
                          shrinking=not no_shrinking, threads=threads, perf_c=perf_c,
                          kernel=kernel, dcsvm=dcsvm, cp=cp, svr=SvrParams(p=opts["svr_p"]),
                          oneclass=OneClassParams(nu=opts["nu"]),
-                         bias_reg=BiasRegParams(regularize=not opts["no_reg_bias"]))
+                         bias_reg=BiasRegParams(regularize=not opts["no_reg_bias"]),
+                         out_of_core=opts["out_of_core"], memory_budget=opts["memory_budget"],
+                         dask=opts["dask"])
     msg = params.check()
     if msg:
         raise ParameterError(msg)
+    from svmtool.api import check_streaming
+
+    check_streaming(spec, params)
     if spec.task in ("regression", "one-class") and params.weights:
         what = "regression" if spec.task == "regression" else "one-class SVM"
         raise ParameterError(f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}):"

@@ -110,6 +110,34 @@ def _arrays_of(problem):
     return [indptr, indices, data, y, qid, comments]
 
 
+def _layout(nbytes, checksum, crc):
+    """The table of offsets and the total size for arrays of ``nbytes`` (None: absent)."""
+    table = []
+    pos = _HEADER_SIZE
+    last = _HEADER_SIZE
+    for nb in nbytes:
+        if nb is None:
+            table += [0, 0]
+            continue
+        table += [pos, nb]
+        last = pos + nb
+        pos = _align(pos + nb)
+    # the file ends right after the last array (no padding after it)
+    return table, max(last, _HEADER_SIZE)
+
+
+def _pack_header(n_rows, n_features, nnz, index_size, nbytes, checksum, crc):
+    """(header bytes, table) of a cache whose arrays have ``nbytes`` (None: absent)."""
+    table, total = _layout(nbytes, checksum, crc)
+    flags = ((FLAG_QID if nbytes[4] is not None else 0)
+             | (FLAG_COMMENTS if nbytes[5] is not None else 0)
+             | (FLAG_DATA_CRC if checksum else 0))
+    head = _HEAD.pack(CACHE_MAGIC, CACHE_VERSION, _HEADER_SIZE, flags, index_size,
+                      n_rows, int(n_features), nnz, *table, total, crc if checksum else 0)
+    head += _CRC.pack(zlib.crc32(head))
+    return head, table, total
+
+
 def save_cache(problem, path, *, checksum=True):
     """Write ``problem`` to ``path`` as a cache (``"-"`` writes to stdout; see :mod:`svmtool.io.output`).
 
@@ -118,27 +146,14 @@ def save_cache(problem, path, *, checksum=True):
     arrays = _arrays_of(problem)
     n_rows = len(arrays[0]) - 1
     nnz = len(arrays[2])
-    table = []
-    pos = _HEADER_SIZE
     crc = 0
-    for a in arrays:
-        if a is None:
-            table += [0, 0]
-            continue
-        table += [pos, a.nbytes]
-        if checksum:
-            crc = zlib.crc32(memoryview(a).cast("B"), crc)
-        pos = _align(pos + a.nbytes)
-    # the file ends right after the last array (no padding after it)
-    last = max((table[2 * i] + table[2 * i + 1] for i in range(len(arrays))
-                if arrays[i] is not None), default=_HEADER_SIZE)
-    total = max(last, _HEADER_SIZE)
-    flags = ((FLAG_QID if arrays[4] is not None else 0)
-             | (FLAG_COMMENTS if arrays[5] is not None else 0)
-             | (FLAG_DATA_CRC if checksum else 0))
-    head = _HEAD.pack(CACHE_MAGIC, CACHE_VERSION, _HEADER_SIZE, flags, arrays[1].itemsize,
-                      n_rows, int(problem.n_features), nnz, *table, total, crc)
-    head += _CRC.pack(zlib.crc32(head))
+    if checksum:
+        for a in arrays:
+            if a is not None:
+                crc = zlib.crc32(memoryview(a).cast("B"), crc)
+    head, table, total = _pack_header(n_rows, problem.n_features, nnz, arrays[1].itemsize,
+                                      [None if a is None else a.nbytes for a in arrays],
+                                      checksum, crc)
     with open_output(path, "wb") as f:
         f.write(head)
         written = len(head)
@@ -153,6 +168,292 @@ def save_cache(problem, path, *, checksum=True):
             written += a.nbytes
         if written < total:                       # only for a cache without any array bytes
             f.write(b"\0" * (total - written))
+
+
+# --- streaming writer: a cache of any size in memory O(one chunk) ------------------------------
+
+COPY_BYTES = 1 << 22          # pieces in which section files are copied into the cache
+
+
+class CacheWriter:
+    """Write a cache from row chunks (Problems, in order) in memory bounded by one chunk.
+
+    Each array goes to its own temporary section file (in ``tmp_dir``: by default the folder of
+    ``path``, so that the sections and the cache share a file system) as the chunks come;
+    :meth:`finish` then writes the header and copies the sections behind it in pieces, computing
+    the checksum on the way, through :func:`svmtool.io.output.open_output` (so a regular file
+    appears atomically, complete or not at all).  The result is byte for byte what
+    :func:`save_cache` writes for the whole problem.  Disk use while writing: the sections plus
+    the cache, about twice the cache.
+
+    Example::
+
+        with CacheWriter("big.cache") as out:
+            for chunk in iter_data_chunks("big.txt"):
+                out.append(chunk)
+            info = out.finish()
+    """
+
+    def __init__(self, path, *, checksum=True, comments=False, tmp_dir=None):
+        import tempfile
+
+        self.path = path
+        self.checksum = bool(checksum)
+        self.comments = bool(comments)
+        if tmp_dir is None and path != "-" and not hasattr(path, "write"):
+            tmp_dir = os.path.dirname(os.path.abspath(os.fspath(path)))
+        self._dir = tempfile.mkdtemp(prefix=".svmtool-sections-", dir=tmp_dir)
+        self._files = {}
+        for name in _NAMES:
+            if name == "comments" and not self.comments:
+                continue
+            self._files[name] = open(os.path.join(self._dir, name), "w+b")
+        self.n_rows = 0
+        self.nnz = 0
+        self.n_features = 0
+        self.has_qid = False
+        self._files["indptr"].write(np.zeros(1, dtype="<i8").tobytes())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Remove the section files (after :meth:`finish`, or to abandon the cache)."""
+        import shutil
+
+        for f in self._files.values():
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._files = {}
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def _put(self, name, a):
+        if a.nbytes:
+            self._files[name].write(memoryview(np.ascontiguousarray(a)).cast("B"))
+
+    def append(self, problem):
+        """Append the rows of ``problem`` (a chunk) after those appended before."""
+        indptr = np.asarray(problem.indptr, dtype=np.int64)
+        start, stop = int(indptr[0]), int(indptr[-1])
+        rows = len(indptr) - 1
+        if rows == 0:
+            return
+        indices = np.asarray(problem.indices)[start:stop]
+        if indices.dtype.itemsize > 4:
+            if len(indices) and int(indices.max()) > np.iinfo(np.int32).max:
+                raise ValueError("a feature index beyond 2**31 - 1 cannot be streamed")
+        if len(problem.y) != rows:
+            raise ValueError(f"{len(problem.y)} labels for {rows} rows")
+        self._put("indptr", (indptr[1:] - start + self.nnz).astype("<i8", copy=False))
+        self._put("indices", indices.astype("<i4", copy=False))
+        self._put("data", np.asarray(problem.data)[start:stop].astype("<f8", copy=False))
+        self._put("y", np.asarray(problem.y).astype("<f8", copy=False))
+        if problem.qid is not None:
+            self.has_qid = True
+            self._put("qid", np.asarray(problem.qid).astype("<i8", copy=False))
+        else:
+            self._put("qid", np.zeros(rows, dtype="<i8"))
+        if self.comments:
+            texts = [""] * rows if problem.comments is None else [
+                "" if c is None else str(c) for c in problem.comments]
+            if any("\n" in t for t in texts):
+                raise ValueError("a comment contains a newline")
+            text = "\n".join(texts)
+            if self.n_rows:
+                text = "\n" + text
+            self._files["comments"].write(text.encode("utf-8"))
+        self.n_rows += rows
+        self.nnz += stop - start
+        self.n_features = max(self.n_features, int(problem.n_features))
+
+    def finish(self, n_features=None):
+        """Write the cache; returns :func:`cache_info`-style facts (without reading it back)."""
+        if n_features is not None:
+            if int(n_features) < self.n_features:
+                raise ValueError(f"{self.n_features} features found, more than "
+                                 f"n_features={n_features}")
+            self.n_features = int(n_features)
+        names = [n for n in _NAMES if not (n == "qid" and not self.has_qid)
+                 and n in self._files]
+        sizes = {}
+        for name, f in self._files.items():
+            f.flush()
+            sizes[name] = f.tell()
+        crc = 0
+        if self.checksum:
+            for name in names:
+                crc = self._scan(name, crc, None)
+        nbytes = [sizes[n] if n in names else None for n in _NAMES]
+        head, table, total = _pack_header(self.n_rows, self.n_features, self.nnz, 4, nbytes,
+                                          self.checksum, crc)
+        with open_output(self.path, "wb") as out:
+            out.write(head)
+            written = len(head)
+            for i, name in enumerate(_NAMES):
+                if name not in names:
+                    continue
+                off = table[2 * i]
+                if off > written:
+                    out.write(b"\0" * (off - written))
+                    written = off
+                self._scan(name, 0, out)
+                written += sizes[name]
+            if written < total:
+                out.write(b"\0" * (total - written))
+        return {"version": CACHE_VERSION, "n_rows": self.n_rows, "n_features": self.n_features,
+                "nnz": self.nnz, "qid": self.has_qid, "comments": self.comments,
+                "index_bytes": 4, "bytes": total}
+
+    def _scan(self, name, crc, out):
+        """Read section ``name`` in pieces: its CRC continued from ``crc``, or copied to ``out``."""
+        f = self._files[name]
+        f.seek(0)
+        buf = bytearray(COPY_BYTES)
+        view = memoryview(buf)
+        while True:
+            n = f.readinto(buf)
+            if not n:
+                break
+            if out is None:
+                crc = zlib.crc32(view[:n], crc)
+            else:
+                out.write(view[:n])
+        return crc
+
+
+def stream_cache(chunks, path, *, n_features=None, checksum=True, comments=False,
+                 tmp_dir=None, on_chunk=None):
+    """Write the row chunks ``chunks`` (an iterable of Problems) to the cache ``path`` in memory
+    bounded by one chunk; returns the cache's facts (as :func:`cache_info`)."""
+    with CacheWriter(path, checksum=checksum, comments=comments, tmp_dir=tmp_dir) as w:
+        for chunk in chunks:
+            w.append(chunk)
+            if on_chunk is not None:
+                on_chunk(chunk)
+        return w.finish(n_features)
+
+
+# --- shards: row ranges of a cache, each a cache of its own, named by an index file ------------
+
+SHARD_INDEX_FORMAT = "svmtool-shards"
+SHARD_INDEX_VERSION = 1
+
+
+def shard_bounds(indptr, n_shards):
+    """Row limits (``n_shards + 1`` ints) of contiguous row ranges with about equal stored
+    values (and at least one row each while there are rows enough)."""
+    n_rows = len(indptr) - 1
+    n_shards = max(1, min(int(n_shards), max(n_rows, 1)))
+    total = int(indptr[-1]) - int(indptr[0])
+    cuts = [0]
+    for k in range(1, n_shards):
+        target = int(indptr[0]) + total * k // n_shards
+        r = int(np.searchsorted(indptr, target, side="left"))
+        r = min(max(r, cuts[-1] + 1), n_rows - (n_shards - k))
+        cuts.append(r)
+    cuts.append(n_rows)
+    return cuts
+
+
+def shard_names(index_path, n_shards):
+    """The shard file names (without folder) that :func:`write_shards` uses for ``index_path``."""
+    base = os.path.basename(os.fspath(index_path))
+    for suffix in (".json", ".shards", ".index"):
+        if base.lower().endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    return [f"{base}-{i:05d}-of-{n_shards:05d}.cache" for i in range(n_shards)]
+
+
+def write_shards(cache_path, index_path, n_shards, *, checksum=True):
+    """Split the cache ``cache_path`` into ``n_shards`` row-range caches beside ``index_path``
+    and write the index (JSON) naming them; the shard paths in the index are relative to the
+    index's folder, so the folder can be mounted anywhere (a cluster's shared path).
+
+    Every shard keeps the whole data set's ``n_features``.  Memory: one shard's row pointers
+    (the arrays are copied from the mapped cache).  Returns the index as a dict."""
+    import json
+
+    prob = load_cache(cache_path, mmap="r")
+    cuts = shard_bounds(prob.indptr, n_shards)
+    n_shards = len(cuts) - 1
+    folder = os.path.dirname(os.path.abspath(os.fspath(index_path)))
+    names = shard_names(index_path, n_shards)
+    shards = []
+    for k in range(n_shards):
+        a, b = cuts[k], cuts[k + 1]
+        lo, hi = int(prob.indptr[a]), int(prob.indptr[b])
+        # save_cache takes the rows' values from indptr's positions in the whole arrays
+        part = Problem(prob.indptr[a:b + 1], prob.indices, prob.data, prob.y[a:b],
+                       prob.n_features, qid=None if prob.qid is None else prob.qid[a:b],
+                       comments=None if prob.comments is None else prob.comments[a:b])
+        save_cache(part, os.path.join(folder, names[k]), checksum=checksum)
+        shards.append({"path": names[k], "rows": [a, b], "nnz": hi - lo,
+                       "bytes": os.path.getsize(os.path.join(folder, names[k]))})
+    index = {"format": SHARD_INDEX_FORMAT, "version": SHARD_INDEX_VERSION,
+             "n_rows": prob.n_rows, "n_features": int(prob.n_features), "nnz": prob.nnz,
+             "qid": prob.qid is not None, "shards": shards}
+    text = json.dumps(index, indent=1) + "\n"
+    with open_output(index_path, "w") as f:
+        f.write(text)
+    return index
+
+
+def is_shard_index(first_bytes) -> bool:
+    """True when ``first_bytes`` (a file's first bytes) look like a shard index."""
+    head = bytes(first_bytes[:256]).lstrip()
+    return head.startswith(b"{") and SHARD_INDEX_FORMAT.encode() in head
+
+
+def read_shard_index(path):
+    """The shard index at ``path`` as a dict whose shard ``path`` entries are made absolute
+    (relative to the index's folder); every shard's header is checked against it (missing,
+    truncated or foreign shards are CacheFormatError naming the shard)."""
+    import json
+
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        raw = f.read(1 << 24)
+    try:
+        index = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise CacheFormatError(name, f"not a shard index ({e})") from None
+    if not isinstance(index, dict) or index.get("format") != SHARD_INDEX_FORMAT:
+        raise CacheFormatError(name, "not a shard index (no \"format\": \"svmtool-shards\")")
+    if int(index.get("version", 0)) > SHARD_INDEX_VERSION:
+        raise CacheFormatError(name, f"shard index version {index.get('version')} is newer "
+                                     f"than this svmtool reads ({SHARD_INDEX_VERSION})")
+    folder = os.path.dirname(os.path.abspath(name))
+    try:
+        shards = index["shards"]
+        n_features = int(index["n_features"])
+        row = 0
+        for sh in shards:
+            sh["path"] = os.path.join(folder, sh["path"])
+            a, b = (int(v) for v in sh["rows"])
+            if a != row or b < a:
+                raise CacheFormatError(name, f"shard {sh['path']}: rows {a}..{b} do not follow "
+                                             f"row {row}")
+            row = b
+            if not os.path.exists(sh["path"]):
+                raise CacheFormatError(name, f"shard {sh['path']} is missing")
+            info = cache_info(sh["path"])
+            if info["n_rows"] != b - a or info["n_features"] != n_features:
+                raise CacheFormatError(sh["path"], "shard does not match its index "
+                                                   f"({name})")
+        if row != int(index["n_rows"]):
+            raise CacheFormatError(name, f"the shards hold {row} rows, the index says "
+                                         f"{index['n_rows']}")
+    except (KeyError, TypeError, ValueError) as e:
+        raise CacheFormatError(name, f"corrupt shard index ({e!r})") from None
+    return index
 
 
 class _Header:
@@ -264,21 +565,39 @@ def _build(h, arrays, name, verify):
                    source=name)
 
 
+VERIFY_VALUES = 1 << 22        # stored values per piece of the structure check
+
+
 def _check_csr(h, indptr, indices, name):
+    """The CSR invariants, checked piece by piece (a few million values at a time) so that
+    verifying a memory-mapped cache larger than memory allocates O(piece), not O(nnz)."""
     if int(indptr[0]) != 0 or int(indptr[-1]) != h.nnz:
         raise CacheFormatError(name, "corrupt cache: row pointers do not match the header")
-    if h.n_rows and np.any(np.diff(indptr) < 0):
-        raise CacheFormatError(name, "corrupt cache: row pointers decrease")
-    if h.nnz:
-        if int(indices.min()) < 0 or int(indices.max()) >= h.n_features:
-            raise CacheFormatError(name, "corrupt cache: a column index is out of range")
-        # strictly increasing within each row: a drop is allowed only where a row starts
-        bad = np.flatnonzero(np.diff(indices.astype(np.int64)) <= 0) + 1
-        if len(bad):
-            starts = np.zeros(h.nnz + 1, dtype=bool)
-            starts[indptr] = True
-            if not np.all(starts[bad]):
-                raise CacheFormatError(name, "corrupt cache: column indices not increasing")
+    step = max(1, VERIFY_VALUES)
+    for a in range(0, h.n_rows, step):
+        part = indptr[a:min(h.n_rows, a + step) + 1]
+        if len(part) > 1 and np.any(part[1:] < part[:-1]):
+            raise CacheFormatError(name, "corrupt cache: row pointers decrease")
+    if not h.nnz:
+        return
+    a = 0
+    while a < h.n_rows:
+        # rows a..b hold about VERIFY_VALUES stored values (at least one row)
+        b = int(np.searchsorted(indptr, int(indptr[a]) + step, side="right")) - 1
+        b = min(max(b, a + 1), h.n_rows)
+        lo, hi = int(indptr[a]), int(indptr[b])
+        if hi > lo:
+            ix = indices[lo:hi]
+            if int(ix.min()) < 0 or int(ix.max()) >= h.n_features:
+                raise CacheFormatError(name, "corrupt cache: a column index is out of range")
+            # strictly increasing within each row: a drop is allowed only where a row starts
+            bad = np.flatnonzero(np.diff(ix.astype(np.int64)) <= 0) + 1
+            if len(bad):
+                starts = np.zeros(hi - lo + 1, dtype=bool)
+                starts[np.asarray(indptr[a:b + 1]) - lo] = True
+                if not np.all(starts[bad]):
+                    raise CacheFormatError(name, "corrupt cache: column indices not increasing")
+        a = b
 
 
 def load_cache(source, mmap=True, *, verify=False, prefix=b""):

@@ -158,25 +158,29 @@ register(SolverSpec(
     "L2-regularised L2-loss SVM, dual coordinate descent (LIBLINEAR -s 1); falls back to newton "
     "at its iteration cap, as LIBLINEAR",
     problem="L2-loss SVM", method="dual CD (LIBLINEAR -s 1)", eps_means="max PG violation",
-    loss="squared hinge", options=("dcd",), warm_start="alpha", threads="one-vs-rest classes"))
+    loss="squared hinge", options=("dcd",), warm_start="alpha", threads="one-vs-rest classes",
+    out_of_core=True))
 register(SolverSpec(
     "dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit", (("loss", "l1"),), 0.1,
     "L2-regularised L1-loss (hinge) SVM, dual coordinate descent (LIBLINEAR -s 3)",
     problem="L1-loss SVM", method="dual CD (LIBLINEAR -s 3)", eps_means="max PG violation",
-    options=("dcd",), warm_start="alpha", threads="one-vs-rest classes"))
+    options=("dcd",), warm_start="alpha", threads="one-vs-rest classes",
+    out_of_core=True))
 register(SolverSpec(
     "lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
     "L2-regularised logistic regression, primal truncated Newton-CG (LIBLINEAR -s 0)",
     problem="logistic regression", method="primal Newton-CG (LIBLINEAR -s 0)",
     eps_means="relative gradient norm", loss="logistic", options=("bias_reg",), warm_start="w",
-    threads="row passes"))
+    threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit", (("loss", "l2"),), 0.01,
     "L2-regularised L2-loss SVM, primal truncated Newton-CG (LIBLINEAR -s 2, Chapelle & "
     "Keerthi)",
     problem="L2-loss SVM", method="primal Newton-CG (LIBLINEAR -s 2)",
     eps_means="relative gradient norm", loss="squared hinge", options=("bias_reg",),
-    warm_start="w", threads="row passes"))
+    warm_start="w", threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "lr-dual", 7, "L2R_LR_DUAL", "svmtool.solvers.lr_dual", "fit", (), 0.1,
     "L2-regularised logistic regression, dual coordinate descent (LIBLINEAR -s 7, Yu, Huang & "
@@ -208,7 +212,8 @@ register(SolverSpec(
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
-    model_formats=("liblinear",)))
+    model_formats=("liblinear",),
+    out_of_core=True))
 register(SolverSpec(
     "svr-l2-dual", 12, "L2R_L2LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l2"),),
     0.1,
@@ -243,24 +248,28 @@ register(SolverSpec(
     "multivariate losses (F1, PRBEP, prec@k, rec@k, ROC area)",
     problem="L1-loss SVM", method="1-slack cutting plane (SVMperf)",
     eps_means="violation / training loss", options=("cp", "loss"), warm_start="w",
-    threads="row passes"))
+    threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit", (), 0.01,
     "L1-loss SVM, OCAS cutting plane with exact line search (Franc & Sonnenburg)",
     problem="L1-loss SVM", method="OCAS, exact line search", eps_means="relative gap",
-    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+    options=("cp", "ocas"), warm_start="w", threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
     (("line_search", "gca2"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's grid-search line search (GCA2)",
     problem="L1-loss SVM", method="OCAS, Arnosti's GCA2 search", eps_means="relative gap",
-    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+    options=("cp", "ocas"), warm_start="w", threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
     (("line_search", "tca"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's three-point line search (TCA)",
     problem="L1-loss SVM", method="OCAS, Arnosti's TCA search", eps_means="relative gap",
-    options=("cp", "ocas"), warm_start="w", threads="row passes"))
+    options=("cp", "ocas"), warm_start="w", threads="row passes",
+    out_of_core=True))
 register(SolverSpec(
     "ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
     "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS",
@@ -275,7 +284,8 @@ register(SolverSpec(
     kind="ranking", driver="svmtool.solvers.ordinal:train_ranking", aliases=("rank", "roc"),
     problem="ranking / ordinal / ROC area", method="1-slack cutting plane over pairs",
     eps_means="violation / training loss", task="ranking", loss="pairwise hinge",
-    options=("cp",), warm_start="w", threads="row passes"))
+    options=("cp",), warm_start="w", threads="row passes",
+    out_of_core=True))
 
 # -- kernel SVMs, one-vs-one as LIBSVM, LIBSVM model files ---------------------------------------
 # -B default of the kernel solvers on the command line: 1, a kernel bias K + 1 (< 0 would be

@@ -20,8 +20,10 @@ from svmtool.errors import ParameterError
 from svmtool.problem import with_bias
 
 
-def train_single(problem, params, spec, callback=None, init_model=None):
-    """Train ``spec``'s solver on the whole problem; returns a LinearModel."""
+def train_single(problem, params, spec, callback=None, init_model=None, streaming_fit=None):
+    """Train ``spec``'s solver on the whole problem; returns a LinearModel.  ``streaming_fit``
+    (from the API, for --out-of-core) is a fit over the raw mapped arrays that appends the bias
+    column itself."""
     from svmtool.models.linear import LinearModel
 
     if params.weights:
@@ -31,9 +33,14 @@ def train_single(problem, params, spec, callback=None, init_model=None):
     if spec.task == "one-class" and params.bias >= 0:
         raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, "
                              "as in LIBLINEAR")
-    indptr, indices, data, n_cols = with_bias(problem, params.bias)
+    if streaming_fit is not None:
+        indptr, indices, data = problem.indptr, problem.indices, problem.data
+        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
+        fit = streaming_fit
+    else:
+        indptr, indices, data, n_cols = with_bias(problem, params.bias)
+        fit = spec.load()
     y = np.ascontiguousarray(problem.y, dtype=np.float64)
-    fit = spec.load()
     cb = None if callback is None else (lambda it, info: callback(0, it, info))
     init_w = None if params.init_w is None else np.asarray(params.init_w).reshape(-1)
     if init_model is not None:

@@ -1,0 +1,311 @@
+"""BlockOracle: full passes over CSR rows streamed block by block, for data larger than memory.
+
+The arrays (``indptr``, ``indices``, ``data``) are usually the memory map of a binary cache
+(:mod:`svmtool.io.cache`): their pages belong to the page cache, not to this process's anonymous
+memory, and the kernel reads them from disk as they are touched and drops them under pressure.
+A pass visits the rows in blocks of about ``block_values`` stored values, running the same group
+kernels as :class:`svmtool.engine.local.LocalOracle` on one block at a time.  Without a bias
+column the kernels read the mapped arrays in place; with LIBLINEAR's bias column (``bias >= 0``)
+each block is copied into one reused buffer with the bias appended to every row, so no copy of
+the whole problem with the bias is ever built.  While a block is being worked on, the next one
+is requested from the kernel (``madvise(MADV_WILLNEED)``), so reading overlaps work.
+
+Memory (anonymous): with a bias, one block's buffers (12 bytes per stored value) and a row-pointer
+array (8 bytes a row); the per-row vectors the caller keeps (scores, labels, costs: 8 bytes a row
+each); the feature-sized buffers of a pass.  Nothing of size nnz.
+
+Results are deterministic: each block is split into ``SUB_BLOCKS`` sub-blocks at fixed row
+limits, whatever the thread count; partial sums and feature buffers are added in block order,
+then sub-block order (so a pass equals LocalOracle's with ``n_blocks * SUB_BLOCKS`` blocks at
+these limits, up to the threads).  The models are not bit-identical to the in-memory ones (other
+block limits mean other rounding); the objectives agree to ~1e-12 relative.
+
+Interface: what :mod:`svmtool.solvers.objectives` and the cutting-plane risks use of
+LocalOracle -- ``n_rows``, ``n_features``, ``threads``, ``n_blocks``, ``matvec``, ``rmatvec``,
+``sum_blocks``, ``reduce_blocks``, ``block_buffers``, ``reduce_blocks_and_sum`` -- plus
+:meth:`blocks`, an iterator over the loaded blocks for solvers that walk them themselves (block
+minimisation of the dual).  Kernels that read only per-row vectors (a loss along a line) can be
+declared with :func:`row_only`: their passes then skip loading the blocks.
+"""
+
+import mmap as _mmap
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.engine.local import (_matvec_group, _rmatvec_group, _pool, available_cores)
+from svmtool.engine.memory import _mmap_of, available_memory, mapped_file  # noqa: F401
+
+SUB_BLOCKS = 4                  # fixed split of every block (thread-count independent results)
+DEFAULT_BLOCK_VALUES = 1 << 22  # stored values per block when no budget is given (48 MB)
+MIN_BLOCK_VALUES = 1 << 12
+MAX_BLOCK_VALUES = 1 << 23   # 96 MB of block buffers at most
+
+_ROW_ONLY = set()
+
+
+def row_only(kernel):
+    """Declare a group kernel that never reads ``indptr``/``indices``/``data`` (only per-row
+    vectors): its passes run without loading any block.  Returns the kernel."""
+    _ROW_ONLY.add(kernel)
+    return kernel
+
+
+def block_values_for(budget_bytes):
+    """Stored values per block for a memory budget: the block's buffers (12 bytes a value) get
+    an eighth of it, within [MIN_BLOCK_VALUES, MAX_BLOCK_VALUES]."""
+    if budget_bytes is None:
+        return DEFAULT_BLOCK_VALUES
+    v = int(budget_bytes) // (8 * 12)
+    return int(min(MAX_BLOCK_VALUES, max(MIN_BLOCK_VALUES, v)))
+
+
+@njit
+def _copy_block(indptr, indices, data, r0, r1, bias, nf, ip, ix, dv):
+    """Rows r0..r1 of the source into ``ix``/``dv`` from position 0, the constant ``bias`` at
+    column ``nf`` appended to every row when ``bias >= 0``; ``ip[r]`` = the row's first local
+    position (``ip[r1]`` its end).  Returns the number of values written."""
+    p = 0
+    for r in range(r0, r1):
+        ip[r] = p
+        for k in range(indptr[r], indptr[r + 1]):
+            ix[p] = indices[k]
+            dv[p] = data[k]
+            p += 1
+        if bias >= 0.0:
+            ix[p] = nf
+            dv[p] = bias
+            p += 1
+    ip[r1] = p
+    return p
+
+
+@njit
+def _sq_norms(ip, ix, dv, r0, r1, out):
+    """out[r - r0] = x_r'x_r for the loaded rows r0..r1."""
+    for r in range(r0, r1):
+        s = 0.0
+        for k in range(ip[r], ip[r + 1]):
+            s += dv[k] * dv[k]
+        out[r - r0] = s
+
+
+@njit
+def _add_rows(out, bufs):
+    """out += bufs[0]; out += bufs[1]; ...  (sub-block order)."""
+    for b in range(bufs.shape[0]):
+        for j in range(out.shape[0]):
+            out[j] += bufs[b, j]
+
+
+def _split(indptr, r0, r1, parts):
+    """Row limits (parts + 1) of ``parts`` pieces of rows r0..r1 with about equal values."""
+    lo, hi = int(indptr[r0]), int(indptr[r1])
+    targets = lo + (np.arange(1, parts, dtype=np.float64) * (hi - lo) / parts)
+    cuts = np.searchsorted(np.asarray(indptr[r0:r1 + 1]), targets, side="left") + r0
+    out = np.concatenate([[r0], np.clip(cuts, r0, r1), [r1]]).astype(np.int64)
+    return np.maximum.accumulate(out)
+
+
+class BlockOracle:
+    """Row passes over CSR arrays (usually memory-mapped) one block at a time."""
+
+    def __init__(self, indptr, indices, data, n_features, *, bias=-1.0, threads=None,
+                 block_values=None, budget_bytes=None):
+        indptr = np.asarray(indptr)
+        if indptr.dtype != np.int64 or indptr.ndim != 1 or len(indptr) < 1:
+            raise ValueError("indptr must be an int64 vector of length n_rows + 1")
+        # indptr may start anywhere (a row range of a cache): positions index indices/data
+        if np.asarray(indices).dtype.itemsize > 4:
+            raise ValueError("out-of-core passes need 32-bit column indices")
+        self.src = (indptr, np.asarray(indices), np.asarray(data))
+        self.bias = float(bias)
+        self.raw_features = int(n_features)
+        self.n_features = self.raw_features + (1 if self.bias >= 0 else 0)
+        self.n_rows = len(indptr) - 1
+        self.nnz = int(indptr[-1]) - int(indptr[0])
+        if block_values is None:
+            block_values = block_values_for(budget_bytes)
+        self.block_values = max(1, int(block_values))
+        # block limits: about block_values stored values each (the bias counted), >= 1 row
+        limits = [0]
+        r = 0
+        while r < self.n_rows:
+            target = int(indptr[r]) + self.block_values
+            s = int(np.searchsorted(indptr, target, side="right")) - 1
+            if self.bias >= 0:
+                # the bias adds one value a row: shrink until the block fits
+                while s > r + 1 and int(indptr[s]) - int(indptr[r]) + (s - r) > \
+                        self.block_values:
+                    s = r + max(1, (s - r) * 3 // 4)
+            s = min(max(s, r + 1), self.n_rows)
+            limits.append(s)
+            r = s
+        self.limits = limits
+        self.n_blocks = max(1, len(limits) - 1)
+        cap = 1
+        for b in range(len(limits) - 1):
+            r0, r1 = limits[b], limits[b + 1]
+            cap = max(cap, int(indptr[r1]) - int(indptr[r0]) + ((r1 - r0) if self.bias >= 0
+                                                                 else 0))
+        src_indices, src_data = self.src[1], self.src[2]
+        self.direct = (self.bias < 0 and src_indices.dtype in (np.int32, np.uint32)
+                       and src_data.dtype == np.float64 and indptr.flags.c_contiguous
+                       and src_indices.flags.c_contiguous and src_data.flags.c_contiguous)
+        if self.direct:
+            # no bias column to append: the kernels read the mapped arrays in place (unsigned
+            # views, as LocalOracle's), a block at a time; nothing is copied
+            self.ip = indptr.view(np.uint64)
+            self.ix = src_indices.view(np.uint32)
+            self.dv = src_data
+        else:
+            self.ix = np.empty(cap, dtype=np.uint32)
+            self.dv = np.empty(cap, dtype=np.float64)
+            self.ip = np.zeros(self.n_rows + 1, dtype=np.uint64)
+        self.sub = [np.ascontiguousarray(_split(indptr, limits[b], limits[b + 1], SUB_BLOCKS)
+                                         ).view(np.uint64) for b in range(len(limits) - 1)]
+        want = available_cores() if threads is None else max(1, int(threads))
+        self.threads = int(min(want, SUB_BLOCKS))
+        cuts = [t * SUB_BLOCKS // self.threads for t in range(self.threads + 1)]
+        self._groups = [(cuts[t], cuts[t + 1]) for t in range(self.threads)]
+        self._loaded = -1
+        self._mm = []
+        for a in self.src:
+            mm = _mmap_of(a)
+            try:
+                base = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data if mm else 0
+                self._mm.append((mm, a.ctypes.data - base) if mm else None)
+            except (ValueError, TypeError):
+                self._mm.append(None)
+        self.passes = 0
+        self.blocks_loaded = 0
+        self._bufs = {}
+
+    # ---- loading ---------------------------------------------------------------------------
+    def _advise(self, b):
+        """Ask the kernel to start reading block ``b``'s bytes (best effort)."""
+        if b >= len(self.limits) - 1:
+            return
+        r0, r1 = self.limits[b], self.limits[b + 1]
+        lo, hi = int(self.src[0][r0]), int(self.src[0][r1])
+        for (a, where), first, last in zip(zip(self.src, self._mm),
+                                           (r0, lo, lo), (r1 + 1, hi, hi)):
+            if where is None or last <= first or not hasattr(where[0], "madvise"):
+                continue
+            mm, start = where
+            off = start + first * a.itemsize
+            aligned = off - off % _mmap.PAGESIZE
+            try:
+                mm.madvise(_mmap.MADV_WILLNEED, aligned, (last - first) * a.itemsize +
+                           (off - aligned))
+            except (ValueError, OSError):
+                pass
+
+    def load(self, b):
+        """Copy block ``b`` into the buffers (a no-op when it is the loaded one); returns its
+        row limits."""
+        r0, r1 = self.limits[b], self.limits[b + 1]
+        if self._loaded != b and self.direct:
+            self._loaded = b
+            self.blocks_loaded += 1
+            self._advise(b + 1 if b + 1 < self.n_blocks else 0)
+        elif self._loaded != b:
+            indptr, indices, data = self.src
+            _copy_block(indptr, indices, data, r0, r1, self.bias, self.raw_features, self.ip,
+                        self.ix, self.dv)
+            self._loaded = b
+            self.blocks_loaded += 1
+            self._advise(b + 1 if b + 1 < self.n_blocks else 0)
+        return r0, r1
+
+    def blocks(self, order=None):
+        """Yield ``(b, r0, r1, ip, ix, dv)`` for every block (in ``order`` if given), loaded:
+        rows r0..r1 are at positions ``ip[r]..ip[r+1]`` of ``ix``/``dv`` (``ip`` is indexed by
+        the global row)."""
+        for b in (range(self.n_blocks) if order is None else order):
+            r0, r1 = self.load(int(b))
+            yield int(b), r0, r1, self.ip, self.ix, self.dv
+
+    def row_sq_norms(self, out=None):
+        """x_i'x_i of every row (the bias included): one pass."""
+        if out is None:
+            out = np.empty(self.n_rows, dtype=np.float64)
+        for _, r0, r1, ip, ix, dv in self.blocks():
+            _sq_norms(ip, ix, dv, r0, r1, out[r0:r1])
+        self.passes += 1
+        return out
+
+    # ---- the passes ------------------------------------------------------------------------
+    def _run(self, gkernel, b, args):
+        sub = self.sub[b]
+        if self.threads == 1:
+            gkernel(self.ip, self.ix, self.dv, sub, 0, SUB_BLOCKS, *args)
+            return
+        pool = _pool(self.threads - 1)
+        futures = [pool.submit(gkernel, self.ip, self.ix, self.dv, sub, g0, g1, *args)
+                   for g0, g1 in self._groups[1:]]
+        g0, g1 = self._groups[0]
+        gkernel(self.ip, self.ix, self.dv, sub, g0, g1, *args)
+        for f in futures:
+            f.result()
+
+    def _sweep(self, gkernel, args, parts=False, out=None):
+        """Run ``gkernel`` over every block; returns (sum of the parts, out summed)."""
+        total = 0.0
+        skip_load = gkernel in _ROW_ONLY
+        p = np.zeros(SUB_BLOCKS, dtype=np.float64) if parts else None
+        bufs = None
+        if out is not None:
+            out[...] = 0.0
+            key = out.shape
+            bufs = self._bufs.get(key)
+            if bufs is None:
+                bufs = np.empty((SUB_BLOCKS,) + out.shape, dtype=np.float64)
+                self._bufs[key] = bufs
+        extra = tuple(x for x in (p, bufs) if x is not None)
+        for b in range(self.n_blocks):
+            if not skip_load:
+                self.load(b)
+            self._run(gkernel, b, args + extra)
+            if parts:
+                for v in p.tolist():
+                    total += v
+            if out is not None:
+                _add_rows(out.reshape(-1), bufs.reshape(SUB_BLOCKS, -1))
+        if not skip_load:
+            self.passes += 1
+        return total, out
+
+    def sum_blocks(self, gkernel, *args):
+        return self._sweep(gkernel, args, parts=True)[0]
+
+    def reduce_blocks(self, gkernel, out, *args):
+        return self._sweep(gkernel, args, out=out)[1]
+
+    def reduce_blocks_and_sum(self, gkernel, out, *args):
+        return self._sweep(gkernel, args, parts=True, out=out)
+
+    def block_buffers(self, gkernel, out, *args):
+        """The summed buffer as a (1,) + out.shape array (one 'block', already summed)."""
+        self._sweep(gkernel, args, out=out)
+        return out.reshape((1,) + out.shape)
+
+    def matvec(self, w, out=None):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if w.shape[0] < self.n_features:
+            raise ValueError(f"w has {w.shape[0]} entries for {self.n_features} features")
+        if out is None:
+            out = np.empty(self.n_rows, dtype=np.float64)
+        for b in range(self.n_blocks):
+            self.load(b)
+            self._run(_matvec_group, b, (w, out))
+        self.passes += 1
+        return out
+
+    def rmatvec(self, v, out=None):
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        if v.shape[0] != self.n_rows:
+            raise ValueError(f"v has {v.shape[0]} entries for {self.n_rows} rows")
+        if out is None:
+            out = np.empty(self.n_features, dtype=np.float64)
+        return self.reduce_blocks(_rmatvec_group, out, v)

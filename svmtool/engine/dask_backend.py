@@ -1,0 +1,217 @@
+"""Row passes on a dask.distributed cluster: shards of a cache mapped by the workers, tasks per
+shard, one reduction per pass on the driver.
+
+dask.distributed (an optional dependency: ``pip install svmtool[dask]``) does the scheduling,
+the transfers and the recovery; this module only decides what runs where:
+
+* :class:`Session` opens the cluster -- ``local:N`` starts a LocalCluster of N single-threaded
+  worker processes on the loopback interface (closed with the session), anything else is the
+  address of a running scheduler -- and cuts a cache into one row range per worker (about equal
+  stored values, :func:`svmtool.io.cache.shard_bounds`);
+* :class:`Shard` is what a worker keeps for the whole run: the row range of the cache mapped
+  read-only from a path every worker can read (nothing is sent but the path and two row
+  numbers), with a :class:`svmtool.engine.blocks.BlockOracle` streaming it in blocks.  A Shard
+  pickles as that recipe, so if dask ever moves one, the receiving worker maps the file itself;
+* every task is a pure function of a shard, a state (per-row vectors of that shard, which stay
+  on its worker) and d-vectors or scalars; a pass returns a d-vector or a scalar per shard and
+  the driver adds them in shard order (so the result does not depend on which worker ran what).
+
+Lost workers: a task's inputs are futures whose lineage dask keeps, so when a worker dies its
+shard and states are recomputed elsewhere (the same values: the tasks are deterministic) and the
+run goes on; when dask gives up (a task was on ``distributed.scheduler.allowed-failures`` + 1
+workers that died), or the scheduler goes away, :class:`ClusterError` stops the run with one
+line and no model is written.
+"""
+
+import threading
+
+import numpy as np
+
+from svmtool.engine.blocks import BlockOracle
+from svmtool.errors import ParameterError, SvmtoolError
+
+
+class ClusterError(SvmtoolError):
+    """The cluster could not finish a task (exit status 1, no model written)."""
+
+
+def require_dask():
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ParameterError("--dask needs dask.distributed, an optional dependency: "
+                             "pip install 'svmtool[dask]'") from None
+
+
+class Shard:
+    """Rows ``r0..r1`` of the cache at ``path``, mapped read-only, streamed in blocks."""
+
+    def __init__(self, path, r0, r1, bias, block_values, threads=1):
+        from svmtool.io.cache import load_cache
+
+        self.recipe = (path, int(r0), int(r1), float(bias), int(block_values), int(threads))
+        prob = load_cache(path, mmap="r")
+        r0, r1 = int(r0), int(r1)
+        if not 0 <= r0 <= r1 <= prob.n_rows:
+            raise ValueError(f"rows {r0}..{r1} outside the cache's {prob.n_rows}")
+        self.y = prob.y[r0:r1]
+        self.rows = (r0, r1)
+        self.oracle = BlockOracle(prob.indptr[r0:r1 + 1], prob.indices, prob.data,
+                                  prob.n_features, bias=bias, threads=threads,
+                                  block_values=block_values)
+        self.n_rows = r1 - r0
+        self.n_features = self.oracle.n_features
+        self.lock = threading.Lock()      # the oracle's block buffer is one per shard
+
+    def __reduce__(self):
+        return (Shard, self.recipe)
+
+    def __sizeof__(self):
+        return 1024                       # the rows are in the page cache, not in the heap
+
+
+class Session:
+    """A dask client (and the LocalCluster it started, if any)."""
+
+    def __init__(self, address, threads=None, quiet=True):
+        require_dask()
+        import logging
+
+        import dask
+        from distributed import Client, LocalCluster
+
+        self.cluster = None
+        self._config = dask.config.set({"distributed.scheduler.work-stealing": False})
+        self._config.__enter__()
+        # dask reports a lost connection as log lines of its own; svmtool says it in one line
+        # (ClusterError) when the run cannot go on
+        self._logger = logging.getLogger("distributed")
+        self._level = self._logger.level
+        if quiet:
+            self._logger.setLevel(logging.CRITICAL)
+        try:
+            if address.startswith("local:"):
+                import warnings
+
+                n = int(address[len("local:"):])
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*already in use")
+                    self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                                processes=True, host="127.0.0.1",
+                                                dashboard_address=":0",
+                                                silence_logs=logging.ERROR if quiet else
+                                                logging.WARNING)
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(address)   # timeout: distributed.comm.timeouts.connect
+        except OSError as e:
+            self.close()
+            raise ClusterError(f"dask: cannot reach the scheduler {address}: {e}") from None
+        except Exception:
+            self.close()
+            raise
+        self.address = address
+        self._shards = {}
+
+    # ---- lifetime --------------------------------------------------------------------------
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        for closer in (getattr(self, "client", None), self.cluster):
+            if closer is not None:
+                try:
+                    closer.close()
+                except Exception:
+                    pass
+        self.client = None
+        self.cluster = None
+        if self._config is not None:
+            self._config.__exit__(None, None, None)
+            self._config = None
+        logger = getattr(self, "_logger", None)
+        if logger is not None:
+            logger.setLevel(self._level)
+            self._logger = None
+
+    # ---- shards ------------------------------------------------------------------------------
+    def workers(self):
+        return sorted(self.client.scheduler_info()["workers"])
+
+    def shards(self, path, bias, block_values):
+        """One shard future per worker (row ranges of about equal stored values), created once
+        per (path, bias) and kept for the session."""
+        from svmtool.io.cache import load_cache, shard_bounds
+
+        key = (path, float(bias), int(block_values))
+        if key not in self._shards:
+            workers = self.workers()
+            if not workers:
+                raise ClusterError(f"dask: the cluster at {self.address} has no workers")
+            prob = load_cache(path, mmap="r")
+            cuts = shard_bounds(prob.indptr, len(workers))
+            futures = [self.client.submit(Shard, path, cuts[k], cuts[k + 1], bias, block_values,
+                                          1, workers=[workers[k]], allow_other_workers=True,
+                                          pure=False)
+                       for k in range(len(cuts) - 1)]
+            self.gather(futures)              # map every shard now: errors surface here
+            self._shards[key] = (futures, [(cuts[k], cuts[k + 1])
+                                           for k in range(len(cuts) - 1)])
+        return self._shards[key]
+
+    # ---- tasks -------------------------------------------------------------------------------
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+    def split(self, future, n):
+        """Futures of the ``n`` items of the tuple ``future`` will hold (they stay on the worker)."""
+        import operator
+
+        return [self.client.submit(operator.getitem, future, i, pure=False) for i in range(n)]
+
+    def gather(self, futures):
+        """The results of ``futures`` (in order); a failure of the cluster is one ClusterError."""
+        try:
+            return self.client.gather(futures)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as e:
+            name = type(e).__name__
+            if name == "KilledWorker":
+                raise ClusterError("dask: a task failed on every worker that tried it (workers "
+                                   "died); no model written") from None
+            if isinstance(e, (OSError, TimeoutError)) or "Comm" in name or \
+                    "Cancelled" in name:
+                raise ClusterError(f"dask: lost the cluster ({name}: {e}); no model "
+                                   f"written") from None
+            raise
+
+    def wait(self, futures):
+        """Wait until ``futures`` are computed (their values stay on the workers)."""
+        from distributed import wait
+
+        try:
+            wait(futures)
+        except Exception as e:
+            raise ClusterError(f"dask: lost the cluster ({type(e).__name__}: {e}); no model "
+                               f"written") from None
+        bad = [f for f in futures if f.status == "error"]
+        if bad:
+            self.gather(bad)            # raises the task's error (a ClusterError if a worker died)
+
+    def reduce(self, futures):
+        """Sum, in shard order, of the arrays or floats the futures hold."""
+        parts = self.gather(futures)
+        total = parts[0]
+        if isinstance(total, np.ndarray):
+            total = total.copy()
+            for p in parts[1:]:
+                total += p
+            return total
+        total = float(total)
+        for p in parts[1:]:
+            total += float(p)
+        return total

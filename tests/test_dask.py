@@ -1,0 +1,154 @@
+"""The dask.distributed backend (--dask): newton, lr, cp and OCAS with the rows on a LocalCluster
+of two worker processes on loopback.
+
+Truth: the in-memory run of the same solver (tested against LIBLINEAR elsewhere); the objective
+must agree to 1e-8 relative.  A worker killed (SIGKILL) mid-run must not change the model: its
+shards and states are recomputed from their lineage.  A cluster that goes away mid-run, or a
+scheduler that cannot be reached, ends the run with one line and no model.
+"""
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from conftest import DATA, run_cli
+
+distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed "
+                                                        "(pip install 'svmtool[dask]')")
+
+from svmtool import api  # noqa: E402
+from svmtool.engine.dask_backend import ClusterError  # noqa: E402
+from svmtool.io.cache import save_cache  # noqa: E402
+from svmtool.io.svmlight import load_data, load_svmlight  # noqa: E402
+from svmtool.problem import Problem  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    import logging
+
+    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=":0",
+                                 silence_logs=logging.ERROR)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def caches(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dask")
+    prob = load_svmlight(str(DATA / "a9a"))
+    sub = prob.take_rows(np.arange(0, prob.n_rows, 8))
+    save_cache(sub, str(folder / "a9a.cache"))
+    rng = np.random.default_rng(4)
+    n, d = 600, 20
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.4)
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(n, 3)), axis=1).astype(float) + 1
+    save_cache(Problem.from_matrix(X, y), str(folder / "three.cache"))
+    return {"a9a": str(folder / "a9a.cache"), "three": str(folder / "three.cache")}
+
+
+def _same(a, b, rel=1e-8):
+    for ra, rb in zip(a.report["classes"], b.report["classes"]):
+        assert abs(ra["primal"] - rb["primal"]) <= rel * abs(ra["primal"]), (ra, rb)
+
+
+@pytest.mark.parametrize("solver", ["newton", "lr"])
+@pytest.mark.parametrize("data,bias", [("a9a", 1.0), ("a9a", -1.0), ("three", 1.0)])
+def test_same_model_as_local(cluster, caches, solver, data, bias):
+    prob = load_data(caches[data])
+    local = api.train(prob, solver=solver, bias=bias, C=2.0)
+    dist = api.train(prob, solver=solver, bias=bias, C=2.0, dask=cluster.scheduler_address,
+                     memory_budget=0.2)                # several blocks on each worker
+    assert dist.report["streaming"] == "dask"
+    assert dist.report["classes"][0]["shards"] == 2
+    _same(local, dist)
+    np.testing.assert_allclose(dist.w, local.w, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("solver,eps", [("ocas", None), ("gca2", None), ("tca", None),
+                                        ("cp", 0.01)])
+def test_cutting_plane_same_model(cluster, caches, solver, eps):
+    """cp and OCAS (all three line searches) run their drivers over scores kept on the workers:
+    the same iterations as in memory."""
+    prob = load_data(caches["a9a"])
+    local = api.train(prob, solver=solver, bias=1.0, eps=eps)
+    dist = api.train(prob, solver=solver, bias=1.0, eps=eps, dask=cluster.scheduler_address)
+    ra, rb = local.report["classes"][0], dist.report["classes"][0]
+    assert ra["iterations"] == rb["iterations"]
+    _same(local, dist)
+    np.testing.assert_allclose(dist.w, local.w, rtol=1e-9, atol=1e-12)
+
+
+def test_killed_worker_same_model(cluster, caches):
+    """SIGKILL one worker process after the first Newton iteration: dask recomputes the lost
+    shard and states on the survivors (or on the nanny's new worker) and the model is the one
+    of an undisturbed run, bit for bit (every task is deterministic)."""
+    prob = load_data(caches["a9a"])
+    address = cluster.scheduler_address
+    ref = api.train(prob, solver="newton", bias=1.0, dask=address)
+    killed = []
+
+    def kill(cls, it, info):
+        if it == 1 and not killed:
+            with distributed.Client(address) as c:
+                pids = c.run(os.getpid)
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    model = api.train(prob, solver="newton", bias=1.0, dask=address, callback=kill)
+    assert killed
+    assert model.report["classes"][0]["iterations"] == ref.report["classes"][0]["iterations"]
+    np.testing.assert_array_equal(model.w, ref.w)
+    with distributed.Client(address) as c:           # the nanny has brought a worker back
+        c.wait_for_workers(2, timeout=60)
+
+
+def test_lost_cluster_is_one_clear_error(caches, tmp_path):
+    import logging
+
+    prob = load_data(caches["a9a"])
+    c = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                 host="127.0.0.1", dashboard_address=":0",
+                                 silence_logs=logging.CRITICAL)
+
+    def stop(cls, it, info):
+        if it == 1:
+            c.close()
+
+    import dask
+
+    # the client waits distributed.comm.timeouts.connect (30 s) for a scheduler to come back
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+        with pytest.raises(ClusterError, match="^dask: "):
+            api.train(prob, solver="lr", bias=1.0, dask=c.scheduler_address, callback=stop)
+    # the command line: one line, status 1, no model written
+    r = run_cli("train", "-s", "lr", "--dask", "tcp://127.0.0.1:9", caches["a9a"],
+                tmp_path / "m", env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"})
+    assert r.returncode == 1
+    lines = [x for x in r.stderr.decode().splitlines() if x.startswith("svmtool:")]
+    assert len(lines) == 1 and "dask" in lines[0], r.stderr
+    assert "Traceback" not in r.stderr.decode()
+    assert not (tmp_path / "m").exists()
+
+
+def test_command_line_local_cluster(caches, tmp_path):
+    r = run_cli("train", "-s", "lr", "-B", "1", "--dask", "local:2", caches["a9a"],
+                tmp_path / "d.model")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("train", "-s", "lr", "-B", "1", caches["a9a"], tmp_path / "m.model")
+    assert r.returncode == 0, r.stderr
+    wd = np.loadtxt(str(tmp_path / "d.model"), skiprows=6)
+    wm = np.loadtxt(str(tmp_path / "m.model"), skiprows=6)
+    np.testing.assert_allclose(wd, wm, rtol=1e-6, atol=1e-9)
+    for args, what in ((["-s", "dcd-l1"], "--dask is not available"),
+                       (["-s", "lr", "--dask", "local:0"], "local:N"),
+                       (["-s", "lr", "--dask", "nowhere"], "scheduler address")):
+        extra = [] if "--dask" in args else ["--dask", "local:2"]
+        r = run_cli("train", *args, *extra, caches["a9a"], tmp_path / "x")
+        assert r.returncode == 2 and what.encode() in r.stderr, r.stderr
+    r = run_cli("train", "-s", "lr", "--dask", "local:2", DATA / "heart_scale", tmp_path / "x")
+    assert r.returncode == 2 and b"binary cache" in r.stderr
