@@ -234,3 +234,15 @@ def test_svmtool_predict_reads_probability_models(capfd, tmp_path):
     p2 = np.array([[float(v) for v in r.split()[1:]]
                    for r in (tmp_path / "o2").read_text().splitlines()[1:]])
     assert np.allclose(p, p2, atol=1e-6)
+
+
+@pytest.mark.parametrize("solver", ["c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr"])
+def test_train_refuses_a_bias_column_before_reading(tmp_path, solver):
+    # LIBSVM's problems carry their offset in rho: -B is refused before the (missing) data is read
+    from svmtool_proc import svmtool
+
+    r = svmtool("train", "-s", solver, "-B", "1", tmp_path / "missing.svm", tmp_path / "m")
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == (f"svmtool: error: -s {solver} takes no bias column (-B): "
+                                         f"its offset is rho, as in LIBSVM")
+    assert not (tmp_path / "m").exists()

@@ -364,6 +364,9 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
     if spec.task == "one-class" and params.bias >= 0:
         raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, as in "
                              "LIBLINEAR")
+    if spec.reads("libsvm") and params.bias >= 0:
+        raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
+                             f"as in LIBSVM")
     return spec, params
 
 
