@@ -361,12 +361,12 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
         what = "regression" if spec.task == "regression" else "one-class SVM"
         raise ParameterError(f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}):"
                              f" there are no classes")
-    if spec.task == "one-class" and params.bias >= 0:
-        raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, as in "
-                             "LIBLINEAR")
     if spec.reads("libsvm") and params.bias >= 0:
         raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
                              f"as in LIBSVM")
+    elif spec.task == "one-class" and params.bias >= 0:
+        raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, as in "
+                             "LIBLINEAR")
     return spec, params
 
 
