@@ -151,6 +151,31 @@ def test_scale_then_train_then_predict(capfd, tmp_path):
     assert code == 0 and out2 == out
 
 
+def test_scale_prints_svm_scales_text(capfd):
+    """svm-scale's own number format: the label with %.17g, each feature index:%g, every token
+    followed by a space."""
+    code, out, err = ours(capfd, "svm-scale", HEART)
+    assert code == 0, err
+    assert out[0] == ("1 1:0.708333 2:1 3:1 4:-0.320755 5:-0.105023 6:-1 7:1 8:-0.419847 9:-1 "
+                      "10:-0.225806 12:1 13:-1 ")
+
+
+@pytest.mark.parametrize("args", [[], ["-l", "0", "-u", "1"], ["-y", "0", "1"]])
+def test_scale_output_is_svm_scales_bytes(tmp_path, args):
+    """Byte for byte the output of LIBSVM's svm-scale, when that program is on PATH."""
+    import shutil
+    import subprocess
+
+    prog = shutil.which("svm-scale")
+    if prog is None:
+        pytest.skip("LIBSVM's svm-scale is not on PATH")
+    from svmtool_proc import svmtool
+
+    ref = subprocess.run([prog, *args, str(HEART)], capture_output=True, check=True).stdout
+    r = svmtool("svm-scale", *args, HEART)
+    assert r.returncode == 0 and r.stdout == ref
+
+
 @pytest.mark.parametrize("args, message", [
     (["svm-train", "-x", "1", HEART], "unknown option: -x"),
     (["svm-train", "-s", "7", HEART], "-s: unknown svm type"),

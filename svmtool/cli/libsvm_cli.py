@@ -372,9 +372,10 @@ def parse_scale_args(args):
 
 def run_scale(ctx, args):
     s, data = parse_scale_args(args)
-    from svmtool.io.scale import compute_ranges, restore_ranges, save_ranges, scale
+    from svmtool.io.output import open_output
+    from svmtool.io.scale import (compute_ranges, iter_svm_scale_text, restore_ranges,
+                                  save_ranges, scale)
     from svmtool.io.svmlight import load_data
-    from svmtool.io.writer import dump_svmlight
 
     prob = load_data(data)
     if s["restore"]:
@@ -384,7 +385,9 @@ def run_scale(ctx, args):
     out = scale(prob, ranges, warn=warn)
     if s["save"]:
         save_ranges(ranges, s["save"])
-    dump_svmlight(out, "-")
+    with open_output("-", "wb") as f:
+        for chunk in iter_svm_scale_text(out):
+            f.write(chunk)
 
 
 OPTION_HELP = {

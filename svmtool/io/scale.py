@@ -348,3 +348,24 @@ def restore_ranges(path):
     except UnicodeDecodeError:
         raise DataFormatError(name, None, "not an svm-scale range file (not text)") from None
     return parse_ranges(text, name)
+
+
+def iter_svm_scale_text(problem, rows_per_chunk=8192):
+    """Scaled data as svm-scale prints it, in bytes chunks: the label with 17 significant
+    digits, every feature as ``index:%g`` (six significant digits), each token followed by a
+    space, one row a line.  ``svmtool convert --scale`` writes exact numbers instead; this is the
+    byte-for-byte form of LIBSVM's own program, for ``svmtool svm-scale``."""
+    indptr, indices, data, y = problem.indptr, problem.indices, problem.data, problem.y
+    n = problem.n_rows
+    for start in range(0, n, rows_per_chunk):
+        stop = min(n, start + rows_per_chunk)
+        out = []
+        for i in range(start, stop):
+            a, b = int(indptr[i]), int(indptr[i + 1])
+            toks = ["%.17g " % float(y[i])]
+            toks.extend("%d:%g " % (int(j) + 1, float(v))
+                        for j, v in zip(indices[a:b], data[a:b]))
+            toks.append("\n")
+            out.append("".join(toks))
+        yield "".join(out).encode("ascii")
+
