@@ -321,6 +321,8 @@ def _streaming_mode(problem, params, spec):
                       f"budget ({budget >> 20} MB), but {why} cannot train out of core: "
                       f"training in memory")
         return None
+    warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory budget "
+                  f"({budget >> 20} MB): training out of core (--in-memory loads it)")
     return "blocks"
 
 

@@ -182,11 +182,14 @@ def test_refusals_and_automatic_switch(tmp_path, a9a_cache):
     assert r.stderr.decode().count("\n") == 1 and b"--out-of-core" in r.stderr
     r = run_cli("train", "-s", "2", "--out-of-core", DATA / "heart_scale", tmp_path / "m")
     assert r.returncode == 2 and b"binary cache" in r.stderr
+    r = run_cli("train", "-s", "2", "--memory-budget", "-5", a9a_cache, tmp_path / "m")
+    assert r.returncode == 2 and b"--memory-budget" in r.stderr
     r = run_cli("train", "-s", "2", "--out-of-core", "-v", "3", a9a_cache)
     assert r.returncode == 2 and r.stderr.decode().count("\n") == 1
     # automatic: a budget below the cache's size switches to blocks, the model is the same
     prob = load_data(a9a_cache)
-    auto = api.train(prob, solver="ocas", memory_budget=0.2)
+    with pytest.warns(UserWarning, match="training out of core"):
+        auto = api.train(prob, solver="ocas", memory_budget=0.2)
     assert auto.report.get("streaming") == "blocks"
     big = api.train(prob, solver="ocas", memory_budget=1000)
     assert "streaming" not in big.report

@@ -217,7 +217,8 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
 
 def _scale_out(ctx, train_file, scale_rows, scale_modes, budget, solvers, Cs, epss, bias, repeat,
                threads, out_dir, tag, quiet):
-    """--scaling --scale-rows: whole commands on caches of growing size (svmtool.bench.scale_out)."""
+    """--scaling --scale-rows: whole commands on caches of growing size
+    (:mod:`svmtool.bench.scale_out`)."""
     import json
     import os
 

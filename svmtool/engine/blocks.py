@@ -17,8 +17,9 @@ each); the feature-sized buffers of a pass.  Nothing of size nnz.
 Results are deterministic: each block is split into ``SUB_BLOCKS`` sub-blocks at fixed row
 limits, whatever the thread count; partial sums and feature buffers are added in block order,
 then sub-block order (so a pass equals LocalOracle's with ``n_blocks * SUB_BLOCKS`` blocks at
-these limits, up to the threads).  The models are not bit-identical to the in-memory ones (other
-block limits mean other rounding); the objectives agree to ~1e-12 relative.
+these limits, up to the threads).  Row-wise outputs (``X w``) are bit-identical to LocalOracle's;
+sums over rows are not (other block limits, other rounding), so the models agree with the
+in-memory ones to rounding (objectives within 1e-15 to 1e-9 relative in the tests).
 
 Interface: what :mod:`svmtool.solvers.objectives` and the cutting-plane risks use of
 LocalOracle -- ``n_rows``, ``n_features``, ``threads``, ``n_blocks``, ``matvec``, ``rmatvec``,
@@ -78,16 +79,6 @@ def _copy_block(indptr, indices, data, r0, r1, bias, nf, ip, ix, dv):
             p += 1
     ip[r1] = p
     return p
-
-
-@njit
-def _sq_norms(ip, ix, dv, r0, r1, out):
-    """out[r - r0] = x_r'x_r for the loaded rows r0..r1."""
-    for r in range(r0, r1):
-        s = 0.0
-        for k in range(ip[r], ip[r + 1]):
-            s += dv[k] * dv[k]
-        out[r - r0] = s
 
 
 @njit
@@ -225,15 +216,6 @@ class BlockOracle:
         for b in (range(self.n_blocks) if order is None else order):
             r0, r1 = self.load(int(b))
             yield int(b), r0, r1, self.ip, self.ix, self.dv
-
-    def row_sq_norms(self, out=None):
-        """x_i'x_i of every row (the bias included): one pass."""
-        if out is None:
-            out = np.empty(self.n_rows, dtype=np.float64)
-        for _, r0, r1, ip, ix, dv in self.blocks():
-            _sq_norms(ip, ix, dv, r0, r1, out[r0:r1])
-        self.passes += 1
-        return out
 
     # ---- the passes ------------------------------------------------------------------------
     def _run(self, gkernel, b, args):

@@ -167,7 +167,7 @@ class Session:
         return self.client.submit(fn, *args, pure=False)
 
     def split(self, future, n):
-        """Futures of the ``n`` items of the tuple ``future`` will hold (they stay on the worker)."""
+        """Futures of the ``n`` items of the tuple ``future`` will hold (kept on the worker)."""
         import operator
 
         return [self.client.submit(operator.getitem, future, i, pure=False) for i in range(n)]

@@ -8,10 +8,14 @@
   same pair risk and driver (:func:`fit_ranking`);
 * dcd-l1 (-s 3), dcd-l2 (-s 1): block minimisation (:mod:`svmtool.solvers.dcd_blocks`).
 
-The in-memory and out-of-core runs make the same iterations from the same starting point; only
-the order in which a pass adds its numbers differs (other block limits), so the objectives agree
-to rounding (the tests ask for 1e-8 relative).  The block minimisation of the dual is another
-method than the in-memory coordinate descent: it stops by the same rule (PG spread <= eps).
+The in-memory and out-of-core runs start from the same point with the same drivers; only the
+order in which a pass adds its numbers differs (other block limits; ``X w`` is bit-identical).
+The Newton runs make the same iterations and their objectives agree to rounding (the tests ask
+for 1e-8 relative).  The cutting-plane runs do the same on a9a, but a rounding difference in a
+cut can change what the reduced QP (solved to a tolerance) returns, and from there the
+iterations may part; both runs meet the same stopping rule, and each one's lower bound stays
+below the other's objective.  The block minimisation of the dual is another method than the
+in-memory coordinate descent: it stops by the same rule (PG spread <= eps).
 
 :func:`fit` has the binary fit signature of the registry plus ``spec``, ``bias`` and
 ``budget_bytes``; the API binds those (``functools.partial``) and hands it the raw arrays of the
