@@ -30,7 +30,8 @@ from svmtool.problem import Problem, with_bias
 
 def train(problem: Problem, params: TrainParams = None, *, callback=None, init_model=None,
           **kwargs):
-    """Train a linear model; returns :class:`svmtool.models.linear.LinearModel`.
+    """Train a model: :class:`svmtool.models.linear.LinearModel` (or the kernel, early or
+    ranking model of the solvers that make those).
 
     ``params`` (or keyword arguments of :class:`~svmtool.params.TrainParams`) choose the solver,
     C, eps, bias, class weights and so on.  ``callback(class_index, iteration, info)`` is called
@@ -40,7 +41,16 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     rescaled; a model of another kind or class set raises ParameterError).
     ``params.time_limit`` (seconds) stops the solver at an outer-iteration boundary once spent.
     ``model.report`` holds, per binary subproblem, what the solver reached.
+
+    A model holding nan or inf (values so large that their squares overflow, say) is an error,
+    never a result: every model reader refuses such a file, so it must not be written.
     """
+    model = _train(problem, params, callback=callback, init_model=init_model, **kwargs)
+    _check_finite(model, problem)
+    return model
+
+
+def _train(problem, params, *, callback, init_model, **kwargs):
     from dataclasses import replace
 
     from svmtool.models.linear import LinearModel
@@ -158,6 +168,45 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     model.report = {"solver": spec.name, "train_time": elapsed, "classes": reports,
                     "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
     return model
+
+
+# values beyond this have squares (x'x, kernel distances) that overflow a double
+HUGE_VALUE = 1e150
+
+
+def _non_finite_in(obj, depth=0):
+    """Whether a model (its arrays and numbers, through nested parts; not its report) holds a
+    nan or inf."""
+    if isinstance(obj, np.ndarray):
+        return obj.dtype.kind == "f" and not bool(np.all(np.isfinite(obj)))
+    if isinstance(obj, float):
+        return not np.isfinite(obj)
+    if depth > 3:
+        return False
+    if isinstance(obj, (list, tuple)):
+        return any(_non_finite_in(x, depth + 1) for x in obj)
+    fields = getattr(obj, "__dict__", None)
+    if fields is None:
+        return False
+    return any(_non_finite_in(v, depth + 1) for k, v in fields.items() if k != "report")
+
+
+def _check_finite(model, problem):
+    if not _non_finite_in(model):
+        return
+    from svmtool.errors import DataFormatError, SvmtoolError
+
+    solver = model.report.get("solver", "") if isinstance(model.report, dict) else ""
+    what = f"-s {solver}: " if solver else ""
+    data = problem.data[int(problem.indptr[0]):int(problem.indptr[-1])]
+    biggest = float(np.max(np.abs(data))) if len(data) else 0.0
+    if biggest > HUGE_VALUE:
+        raise DataFormatError(problem.source or "<data>", None,
+                              f"{what}training overflowed (the model came out with nan or inf): "
+                              f"feature values up to {biggest:.3g} are too large for doubles; "
+                              f"scale the data (svmtool convert --scale -1,1)")
+    raise SvmtoolError(f"{what}training failed numerically (the model came out with nan or "
+                       f"inf); nothing was written")
 
 
 def _row_dots(indptr, indices, data, w):

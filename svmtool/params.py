@@ -6,7 +6,8 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`KernelParams` -- the kernel of ``-s kernel`` and ``-s dcsvm`` (LIBSVM's -t -g -d -r -m);
 * :class:`DcsvmParams` -- DC-SVM's levels, clustering and early-prediction model;
 * :class:`CuttingPlaneParams` -- the cutting-plane family (cp, ocas, gca2, tca, ocas-mc,
-  ordinal): OCAS's line search and stopping options, the working-set limit;
+  ordinal): OCAS's line search and stopping options, the working-set limit, and -s cp's
+  multivariate loss (``--loss``, SVMperf's ``-l``) with its k for prec@k / rec@k;
 * :class:`DcdParams` -- dual coordinate descent's warm start and engine choice (API only);
 * :class:`SvrParams` -- the width ``p`` of the insensitive tube of -s 11, 12, 13 (LIBLINEAR's -p);
 * :class:`OneClassParams` -- ``nu`` of the one-class SVM -s 21 (LIBLINEAR's -n);
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 LINE_SEARCHES = ("exact", "sorted", "gca2", "tca")
+# -s cp --loss: SVMperf's multivariate losses (Joachims 2005); svmtool.solvers.multivariate
+PERF_LOSSES = ("errorrate", "f1", "prbep", "prec@k", "rec@k", "rocarea")
 DCD_ENGINES = ("auto", "jit", "python")
 DUAL_STARTS = ("margin", "scaled", "clipped", "cold")
 
@@ -99,8 +102,24 @@ class CuttingPlaneParams:
     mu0_patience: int = 5           # ... this many times in a row ...
     mu0_step: float = 0.02          # ... of this length (a fraction of the way to the cut's w)
     inactive_limit: int = 50        # drop a cut inactive for this many iterations
+    loss: Optional[str] = None      # -s cp: a multivariate loss of PERF_LOSSES (None: the hinge
+                                    # loss of each row, the same problem as "errorrate")
+    k_fraction: float = 0.0         # prec@k / rec@k: k = k_fraction * number of positives
+                                    # (SVMperf's --p; 0: 0.5 for prec@k, 2 for rec@k)
 
     def check(self) -> Optional[str]:
+        if self.loss is not None and self.loss not in PERF_LOSSES:
+            return f"--loss must be one of {', '.join(PERF_LOSSES)} (got {self.loss!r})"
+        if not self.k_fraction >= 0 or self.k_fraction == float("inf"):
+            return f"--k-fraction must be a finite number >= 0 (got {self.k_fraction})"
+        if self.k_fraction and self.loss not in ("prec@k", "rec@k"):
+            return "--k-fraction only applies to --loss prec@k and rec@k"
+        if self.loss == "prec@k" and self.k_fraction > 1:
+            return (f"--k-fraction of prec@k must not be larger than 1 (got "
+                    f"{self.k_fraction:g}), as in SVMperf")
+        if self.loss == "rec@k" and 0 < self.k_fraction < 1:
+            return (f"--k-fraction of rec@k must not be smaller than 1 (got "
+                    f"{self.k_fraction:g}), as in SVMperf")
         if self.line_search is not None and self.line_search not in LINE_SEARCHES:
             return (f"--line-search must be one of {', '.join(LINE_SEARCHES)} "
                     f"(got {self.line_search!r})")
@@ -220,6 +239,9 @@ class TrainParams:
             msg = group.check()
             if msg:
                 return msg
+        if self.cp.loss not in (None, "errorrate") and self.weights:
+            return (f"class weights (-wLABEL) do not apply to --loss {self.cp.loss}: the loss "
+                    f"is one number of the whole prediction vector")
         if not self.bias_reg.regularize and self.bias != 1.0:
             return "-R (an unregularised bias) needs -B 1, as in LIBLINEAR"
         return None

@@ -91,7 +91,7 @@ ROWS = [
     ("one class", ["train", "one.svm", "OUT"], 0, None),
     # -- models ----------------------------------------------------------------------------------
     ("truncated model", ["predict", HEART, "trunc.model", "OUT"], 2,
-     "{d}/trunc.model:4: unknown key 'nr_fea' in the header of a LIBLINEAR model"),
+     "{d}/trunc.model:4: the file ends inside the header, at 'nr_fea' (truncated file?)"),
     ("wrong count", ["predict", HEART, "count.model", "OUT"], 2,
      "{d}/count.model:19: unexpected text after the 12 weight rows"),
     ("unknown key", ["predict", HEART, "key.model", "OUT"], 2,

@@ -68,6 +68,45 @@ def test_extreme_values(solver):
     assert not np.any(np.isnan(model.w))
 
 
+def test_overflowing_values_never_give_a_nan_model(tmp_path):
+    """x'x of a row holding 1e300 overflows.  A solver whose model would then hold nan or inf
+    (lr-dual, one-class, the kernel solvers) stops with one line naming the data, exit 2, and
+    writes nothing: every model reader refuses nan, so such a file could never be used."""
+    lines = [f"{1 if i % 2 else -1} 1:{0.1 * i:g} 2:{1 - 0.05 * i:g} 4:1e300" for i in range(20)]
+    data = tmp_path / "e.svm"
+    data.write_text("\n".join(lines) + "\n")
+    for solver in ("lr-dual", "one-class", "kernel"):
+        out = tmp_path / f"{solver}.model"
+        r = run("train", "-q", "-s", solver, data, out)
+        assert r.returncode == 2, (solver, r.stderr)
+        msg = r.stderr.decode().strip()
+        assert msg.count("\n") == 0 and msg.startswith(f"svmtool: error: {data}: -s {solver}: ")
+        assert "too large for doubles" in msg
+        assert not out.exists()
+
+
+def test_single_class_kernel_model_is_libsvms(tmp_path):
+    """One class for the kernel solvers: LIBSVM's model of it (nr_class 1, total_sv 0, a bare
+    'rho' line) is written, read back by svmtool and by LIBSVM, and predicts that label;
+    cross validation on such data works."""
+    from svmtool.io.model_io import load_model, save_model
+
+    prob = _problem([[(0, 1.0)], [(1, 1.0)], [(0, 0.5), (1, 0.5)]], [1, 1, 1])
+    path = tmp_path / "k.model"
+    save_model(api.train(prob, solver="kernel"), str(path))
+    text = path.read_text()
+    assert "\nnr_class 1\n" in text and "\nrho\n" in text and "\ntotal_sv 0\n" in text
+    labels, _ = api.predict(load_model(str(path)), prob)
+    assert np.all(labels == 1)
+    data = tmp_path / "one.svm"
+    data.write_text("1 1:1\n1 2:1\n1 1:0.5 2:0.5\n1 1:0.2\n")
+    r = run("train", "-s", "kernel", "-v", "2", data)
+    assert r.returncode == 0 and b"Cross Validation Accuracy = 100%" in r.stdout + r.stderr
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    m = svmutil.svm_load_model(str(path))
+    assert m.get_nr_class() == 1 and list(m.get_labels()) == [1]
+
+
 @pytest.mark.parametrize("solver", ["2", "1", "3", "0"])
 def test_huge_c_tiny_eps_terminates_with_the_cap_warning(tmp_path, solver):
     model = tmp_path / "m"

@@ -23,7 +23,8 @@ from svmtool import __version__
 from svmtool.cli.common import note_quiet, reset_quiet, show_warning
 from svmtool.errors import EXIT_FAILURE, EXIT_USAGE, Interrupted, StdoutGone, SvmtoolError
 
-# name -> (module, one-line help).  A command is listed only once it really works.
+# name -> (module, one-line help); "module:attr" when the command is not the module's `command`.
+# A command is listed only once it really works.
 COMMANDS = {
     "convert": ("svmtool.cli.convert", "Convert data: text <-> binary cache, CSV, scaling."),
     "train": ("svmtool.cli.train", "Train a model (LIBLINEAR-style options)."),
@@ -33,6 +34,10 @@ COMMANDS = {
     "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
     "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),
     "svm-scale": ("svmtool.cli.svm_scale", "LIBSVM's svm-scale, same options and output."),
+    "svm_perf_learn": ("svmtool.cli.svmperf_cli:learn_command",
+                       "SVMperf's svm_perf_learn command line (multivariate losses)."),
+    "svm_perf_classify": ("svmtool.cli.svmperf_cli:classify_command",
+                          "SVMperf's svm_perf_classify command line and evaluation."),
 }
 
 
@@ -44,7 +49,8 @@ class LazyGroup(click.Group):
         entry = COMMANDS.get(name)
         if entry is None:
             return None
-        return importlib.import_module(entry[0]).command
+        module, _, attr = entry[0].partition(":")
+        return getattr(importlib.import_module(module), attr or "command")
 
     def format_commands(self, ctx, formatter):
         # list the commands from the table, without importing them

@@ -48,6 +48,7 @@ OPTION_GROUPS = {
     "dcsvm": ("--levels", "--clusters", "--sample", "--early", "--early-level", "--overlap",
               "--overlap-quantile", "--test"),
     "ocas": ("--line-search", "--abs-gap", "--no-mu0-guard"),
+    "loss": ("--loss", "--k-fraction"),
     "svr": ("-p",),
     "oneclass": ("-n",),
     "bias_reg": ("-R",),
@@ -57,7 +58,8 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
              "--early": "early", "--early-level": "early_level", "--overlap": "overlap",
              "--overlap-quantile": "overlap_quantile", "--test": "test_file",
              "--line-search": "line_search", "--abs-gap": "abs_gap",
-             "--no-mu0-guard": "no_mu0_guard", "-p": "svr_p", "-n": "nu", "-R": "no_reg_bias"}
+             "--no-mu0-guard": "no_mu0_guard", "--loss": "perf_loss",
+             "--k-fraction": "k_fraction", "-p": "svr_p", "-n": "nu", "-R": "no_reg_bias"}
 
 
 @click.command(cls=LiblinearStyleCommand, context_settings={"help_option_names": ["-h", "--help"]},
@@ -139,6 +141,16 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--no-mu0-guard", "no_mu0_guard", is_flag=True,
               help="OCAS: turn off the guard that takes a small positive step after the line "
                    "search returned mu = 0 five times in a row.")
+@click.option("--loss", "perf_loss",
+              type=click.Choice(["errorrate", "f1", "prbep", "prec@k", "rec@k", "rocarea"]),
+              default=None,
+              help="-s cp: SVMperf's multivariate loss of the whole prediction vector (its -l): "
+                   "errorrate (the hinge loss, -s cp's default problem), f1, prbep "
+                   "(precision/recall break-even), prec@k, rec@k, rocarea; C as for the hinge "
+                   "loss (--perf-c: SVMperf's C).  Use -B 1 for a threshold, as SVMperf's --b 1.")
+@click.option("--k-fraction", "k_fraction", type=float, default=0.0,
+              help="--loss prec@k / rec@k: k = this fraction of the positive training rows "
+                   "(SVMperf's --p; default 0.5 for prec@k, 2 for rec@k).")
 @click.option("-p", "svr_p", type=float, default=0.1, show_default=True,
               help="SVR (-s 11, 12, 13): the width epsilon of the insensitive tube, no loss "
                    "while |w'x - y| <= epsilon (LIBLINEAR's -p).")
@@ -152,10 +164,11 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
               help="C in SVMperf's convention instead of -c: C = C_perf * 100 / n (per pair "
                    "for -s ordinal: C = C_perf * 100 / number of pairs).")
 @click.option("--model-format", "model_format",
-              type=click.Choice(["liblinear", "svmlight", "libsvm"]), default=None,
+              type=click.Choice(["liblinear", "svmlight", "svmperf", "libsvm"]), default=None,
               help="Model file format (default: LIBLINEAR's for linear models, SVMlight's for "
                    "ranking models, LIBSVM's for kernel models). svmlight: SVMperf's "
-                   "single-vector linear model (two classes or ranking).")
+                   "single-vector linear model (two classes or ranking); svmperf: the same "
+                   "with the version line SVMperf's svm_perf_classify reads.")
 @click.option("--init-model", "init_model", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Warm start from this model (e.g. yesterday's): same classes, any order; new "
@@ -260,7 +273,7 @@ def _read(ctx, spec, params, train_file, model_format, zero_based, threads, perf
     t_read = time.perf_counter() - t0
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
               f"in {t_read:.3f} s", quiet)
-    if model_format == "svmlight" and spec.task == "classification":
+    if model_format in ("svmlight", "svmperf") and spec.task == "classification":
         import numpy as np
 
         k = len(np.unique(prob.y))
@@ -363,7 +376,7 @@ def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, z
     if spec.kind == "kernel" and not quiet:
         for line in level_report_lines(model.report):
             click.echo(line, err=True)
-    if model_format == "svmlight" or model.report.get("model_format") == "svmlight":
+    if model_format in ("svmlight", "svmperf") or model.report.get("model_format") == "svmlight":
         model.report.setdefault("n_train", prob.n_rows)
     if rec is not None:
         from svmtool.cli.retrain import stop_reason
@@ -496,7 +509,8 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
                         overlap_quantile=opts["overlap_quantile"])
     cp = CuttingPlaneParams(line_search=opts["line_search"],
                             tol_abs=0.0 if opts["abs_gap"] is None else opts["abs_gap"],
-                            mu0_guard=not opts["no_mu0_guard"])
+                            mu0_guard=not opts["no_mu0_guard"], loss=opts["perf_loss"],
+                            k_fraction=opts["k_fraction"])
     params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
                          max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
                          shrinking=not no_shrinking, threads=threads, perf_c=perf_c,

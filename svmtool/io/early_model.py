@@ -108,6 +108,13 @@ class _Cursor:
         self.skip_blank()
         return self.lines[self.pos].split()[0] if self.pos < len(self.lines) else None
 
+    def one(self, expect):
+        """(line number, value) of the next line, which must be ``expect`` and one value."""
+        ln, toks = self.kv(expect)
+        if len(toks) != 1:
+            raise ModelFormatError(self.name, ln, f"{expect} takes one value, found {len(toks)}")
+        return ln, toks[0]
+
     def kv(self, expect):
         """(line number, values) of the next line, which must start with ``expect``."""
         self.skip_blank()
@@ -122,7 +129,7 @@ class _Cursor:
 
     def rows(self, count, n_prefix, what):
         """The next ``count`` lines as (prefix numbers, Rows)."""
-        if self.pos + count > len(self.lines):
+        if count > len(self.lines) - self.pos:
             raise ModelFormatError(self.name, len(self.lines), f"truncated {what} section")
         out = parse_rows(self.lines[self.pos:self.pos + count], self.pos + 1, n_prefix,
                           self.name, what)
@@ -131,10 +138,9 @@ class _Cursor:
 
 
 def _cluster_ids(ids, nc, cur):
-    ids = ids.astype(np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= nc):
-        raise ModelFormatError(cur.name, cur.pos, "cluster id out of range")
-    return ids
+    if ids.size and (ids.min() < 0 or ids.max() >= nc or np.any(ids != np.floor(ids))):
+        raise ModelFormatError(cur.name, cur.pos, f"cluster id out of range (0..{nc - 1})")
+    return ids.astype(np.int64)
 
 
 def read_early(text, name):
@@ -142,7 +148,11 @@ def read_early(text, name):
     h = {}
     for key in ("kernel_type", "degree", "gamma", "coef0", "nr_class", "label", "nr_feature",
                 "level", "nr_pair"):
-        h[key] = cur.kv(key)
+        if key == "label":
+            h[key] = cur.kv(key)
+        else:
+            ln, tok = cur.one(key)
+            h[key] = (ln, [tok])
     kernel = kernel_from_header(h, name)
     K = parse_int(h["nr_class"][1][0], name, h["nr_class"][0], "nr_class", minimum=1)
     labels = np.array([parse_float(v, name, h["label"][0], "label") for v in h["label"][1]])
@@ -160,18 +170,18 @@ def read_early(text, name):
     pairs = []
     for _ in range(npair):
         cur.kv("pair")
-        ln, t = cur.kv("nr_cluster")
-        nc = parse_int(t[0], name, ln, "nr_cluster", minimum=1)
+        ln, t = cur.one("nr_cluster")
+        nc = parse_int(t, name, ln, "nr_cluster", minimum=1)
         ln, t = cur.kv("centre_const")
         const = np.array([parse_float(v, name, ln, "centre_const") for v in t])
         ln2, t = cur.kv("rho")
         rho = np.array([parse_float(v, name, ln2, "rho") for v in t])
         if len(const) != nc or len(rho) != nc:
             raise ModelFormatError(name, ln, f"expected {nc} values per cluster")
-        ln, t = cur.kv("nr_centre_point")
-        m = parse_int(t[0], name, ln, "nr_centre_point")
-        ln, t = cur.kv("nr_sv")
-        l = parse_int(t[0], name, ln, "nr_sv")
+        ln, t = cur.one("nr_centre_point")
+        m = parse_int(t, name, ln, "nr_centre_point")
+        ln, t = cur.one("nr_sv")
+        l = parse_int(t, name, ln, "nr_sv")
         cur.kv("centres")
         cpre, centres = cur.rows(m, 1, "centre point")
         cur.kv("svs")
@@ -186,14 +196,14 @@ def read_early(text, name):
 def _read_shared(cur, K, npair, kernel):
     """The ``shared_clusters`` block of a multi-class early model (a ClusterOvO)."""
     name = cur.name
-    ln, t = cur.kv("shared_clusters")
-    nc = parse_int(t[0], name, ln, "shared_clusters", minimum=1)
+    ln, t = cur.one("shared_clusters")
+    nc = parse_int(t, name, ln, "shared_clusters", minimum=1)
     ln, t = cur.kv("centre_const")
     const = np.array([parse_float(v, name, ln, "centre_const") for v in t])
     if len(const) != nc:
         raise ModelFormatError(name, ln, f"expected {nc} values per cluster")
-    ln, t = cur.kv("nr_centre_point")
-    m = parse_int(t[0], name, ln, "nr_centre_point")
+    ln, t = cur.one("nr_centre_point")
+    m = parse_int(t, name, ln, "nr_centre_point")
     cur.kv("centres")
     cpre, centres = cur.rows(m, 1, "centre point")
     ccl = _cluster_ids(cpre[:, 0], nc, cur)
@@ -209,9 +219,10 @@ def _read_shared(cur, K, npair, kernel):
         ln, t = cur.kv("nr_sv")
         if len(t) != K:
             raise ModelFormatError(name, ln, f"{len(t)} nr_sv values but nr_class is {K}")
-        nr_sv = np.array([parse_int(v, name, ln, "nr_sv") for v in t])
+        counts = [parse_int(v, name, ln, "nr_sv") for v in t]
+        nr_sv = np.array(counts, dtype=np.int64)
         cur.kv("SV")
-        coef, svs = cur.rows(int(nr_sv.sum()), max(K - 1, 1), "support vector")
+        coef, svs = cur.rows(sum(counts), max(K - 1, 1), "support vector")
         local.append(KernelModel(kernel=kernel, labels=np.arange(K, dtype=np.float64),
                                  rho=rho, nr_sv=nr_sv, sv_indptr=svs.indptr,
                                  sv_indices=svs.indices, sv_data=svs.data,

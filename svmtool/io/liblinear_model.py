@@ -48,6 +48,10 @@ def read_liblinear(text, name):
                 raise ModelFormatError(name, number, "text after 'w' on its line")
             w_line = number
             break
+        if number == len(lines):
+            # the header's last line without its newline: the file was cut there
+            raise ModelFormatError(name, number, f"the file ends inside the header, at "
+                                                 f"{line.strip()!r} (truncated file?)")
         if key not in ("solver_type", "nr_class", "label", "nr_feature", "bias", "rho"):
             raise ModelFormatError(name, number,
                                    f"unknown key {key!r} in the header of a LIBLINEAR model")

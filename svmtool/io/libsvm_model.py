@@ -70,6 +70,10 @@ def read_libsvm(text, name):
         if toks[0] == "SV":
             sv_line = no
             break
+        if no == len(lines):
+            # the header's last line without its newline: the file was cut there
+            raise ModelFormatError(name, no, f"the file ends inside the header, at "
+                                             f"{line.strip()!r} (truncated file?)")
         if toks[0] not in known:
             raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
                                              f"LIBSVM model")
@@ -92,9 +96,13 @@ def read_libsvm(text, name):
         kernel = kernel_from_header(h, name)
     ln, t = h["nr_class"]
     K = parse_int(t[0], name, ln, "nr_class", minimum=1)
+    if svm_type not in ("c_svc", "nu_svc") and K != 2:
+        # LIBSVM writes 2 for these; K - 1 coefficients per SV would be read
+        raise ModelFormatError(name, ln, f"nr_class must be 2 for a {svm_type} model (got {K})")
     ln, t = h["total_sv"]
     l = parse_int(t[0], name, ln, "total_sv")
     ln, t = h["rho"]
+    # one per pair of classes (none when the training data held one class) or one
     npairs = K * (K - 1) // 2 if svm_type in ("c_svc", "nu_svc") else 1
     if len(t) != npairs:
         raise ModelFormatError(name, ln, f"rho has {len(t)} values, expected {npairs}")
@@ -112,9 +120,10 @@ def read_libsvm(text, name):
         ln, t = h["nr_sv"]
         if len(t) != K:
             raise ModelFormatError(name, ln, f"{len(t)} nr_sv values but nr_class is {K}")
-        nr_sv = np.array([parse_int(v, name, ln, "nr_sv") for v in t])
-        if nr_sv.sum() != l:
-            raise ModelFormatError(name, ln, f"nr_sv adds up to {nr_sv.sum()}, total_sv is {l}")
+        counts = [parse_int(v, name, ln, "nr_sv") for v in t]
+        if sum(counts) != l:
+            raise ModelFormatError(name, ln, f"nr_sv adds up to {sum(counts)}, total_sv is {l}")
+        nr_sv = np.array(counts, dtype=np.int64)
     prob = {}
     for key in ("probA", "probB", "prob_density_marks"):
         if key in h:

@@ -30,16 +30,17 @@ from svmtool.models.linear import LinearModel
 def save_model(model: LinearModel, path, fmt=None) -> None:
     """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format (see :mod:`svmtool.io.output`).
 
-    ``fmt="svmlight"`` writes a linear one-column model in SVMperf's format instead
+    ``fmt="svmlight"`` (or ``"svmperf"``: the version line SVMperf's svm_perf_classify reads)
+    writes a linear one-column model in SVMperf's format instead
     (:mod:`svmtool.io.svmlight_model`); with ``fmt=None`` models whose ``report`` asks for it
     (ranking models) are written that way too."""
     if fmt is None and isinstance(model, LinearModel) and model.report and \
-            model.report.get("model_format") == "svmlight":
-        fmt = "svmlight"
-    if fmt == "svmlight":
+            model.report.get("model_format") in ("svmlight", "svmperf"):
+        fmt = model.report["model_format"]
+    if fmt in ("svmlight", "svmperf"):
         from svmtool.io.svmlight_model import svmlight_text
 
-        text = svmlight_text(model)
+        text = svmlight_text(model, fmt=fmt)
     else:
         text = _model_text(model)
     with open_output(path) as f:

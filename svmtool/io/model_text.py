@@ -31,7 +31,11 @@ def format_label(v) -> str:
 
 
 def parse_float(token, name, line, what):
-    """A number as C's strtod reads it; ModelFormatError naming the file and line if not."""
+    """A finite number as C's strtod reads it; ModelFormatError naming the file and line if not.
+
+    NaN and infinity (``nan``, ``inf``, or a number beyond the doubles such as ``1e999``) are
+    refused: no model svmtool or the reference tools train holds one, and a model that did would
+    predict garbage without a word."""
     # float() also takes '1_000' and surrounding blanks; C's strtod does not: refuse them.
     if "_" not in token:
         try:
@@ -46,8 +50,9 @@ def parse_float(token, name, line, what):
     raise ModelFormatError(name, line, f"{what}: {token!r} is not a number")
 
 
-def parse_int(token, name, line, what, minimum=0):
-    """A decimal integer >= ``minimum``; ModelFormatError naming the file and line if not."""
+def parse_int(token, name, line, what, minimum=0, maximum=2**63 - 1):
+    """A decimal integer in [``minimum``, ``maximum``] (by default what fits in 64 bits);
+    ModelFormatError naming the file and line if not."""
     try:
         if "_" in token:
             raise ValueError
@@ -56,6 +61,8 @@ def parse_int(token, name, line, what, minimum=0):
         raise ModelFormatError(name, line, f"{what}: {token!r} is not an integer") from None
     if v < minimum:
         raise ModelFormatError(name, line, f"{what} must be >= {minimum} (got {v})")
+    if v > maximum:
+        raise ModelFormatError(name, line, f"{what} must be <= {maximum} (got {v})")
     return v
 
 
@@ -135,7 +142,10 @@ def kernel_from_header(h, name):
         line, t = h[key]
         return conv(t[0], name, line, key)
 
-    return Kernel(kt, get("gamma", 0.0), get("coef0", 0.0), int(get("degree", 3, parse_int)), 0.0)
+    def degree(token, name, line, what):
+        return parse_int(token, name, line, what, maximum=2**31 - 1)    # a C int in LIBSVM
+
+    return Kernel(kt, get("gamma", 0.0), get("coef0", 0.0), int(get("degree", 3, degree)), 0.0)
 
 
 def parse_rows(lines, first_line_no, n_prefix, name, what):
@@ -153,16 +163,18 @@ def parse_rows(lines, first_line_no, n_prefix, name, what):
                                              f"features, found {len(toks)}")
         for k in range(n_prefix):
             pre[r, k] = parse_float(toks[k], name, no, what)
-        last = 0
+        last = -1
         for t in toks[n_prefix:]:
             a, sep, b = t.partition(":")
             if not sep:
                 raise ModelFormatError(name, no, f"{what}: {t!r} is not index:value")
             c = parse_int(a, name, no, "feature index", minimum=0)
-            if c < last and last > 0:
-                raise ModelFormatError(name, no, f"{what}: feature indices not increasing")
-            last = c
-            idx.append(c - 1 if c > 0 else 0)
+            col = c - 1 if c > 0 else 0      # index 0 (LIBSVM accepts it) is column 0 too
+            if col <= last:
+                raise ModelFormatError(name, no, f"{what}: feature indices not increasing at "
+                                                 f"{t!r}")
+            last = col
+            idx.append(col)
             val.append(parse_float(b, name, no, "feature value"))
         indptr[r + 1] = len(idx)
     indices = np.array(idx, dtype=np.int32 if (not idx or max(idx) < 2 ** 31 - 1) else np.int64)

@@ -24,7 +24,6 @@ they stay full doubles (the writer prints them exactly), and range files are wri
 shortest exact decimals instead of ``%.16g``/``%.17g`` -- svm-scale reads both.
 """
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -256,10 +255,28 @@ def save_ranges(ranges, path):
         f.write(format_ranges(ranges))
 
 
+# the largest feature number a range file may list: what a data file's index can be (at most
+# 18 digits, see svmtool.io._grammar) and an int64 holds
+_MAX_INDEX = 2**31 - 1     # as a model's feature count
+
+
 def parse_ranges(text, name="<ranges>"):
     """Read the text of an svm-scale range file into :class:`Ranges`."""
     lines = text.splitlines()
     pos = 0
+
+    def number(p, k, what):
+        """A finite number (as strtod reads it, without '_' or NaN/infinity)."""
+        try:
+            if "_" in p:
+                raise ValueError
+            v = float(p)
+        except ValueError:
+            raise DataFormatError(name, k + 1,
+                                  f"expected {what}, found {lines[k].strip()!r}") from None
+        if not np.isfinite(v):
+            raise DataFormatError(name, k + 1, f"{what}: {p!r} is not a finite number")
+        return v
 
     def numbers(k, count, what):
         if k >= len(lines):
@@ -267,15 +284,7 @@ def parse_ranges(text, name="<ranges>"):
         parts = lines[k].split()
         if len(parts) != count:
             raise DataFormatError(name, k + 1, f"expected {what}, found {lines[k].strip()!r}")
-        try:
-            vals = [float(p) for p in parts]
-        except ValueError:
-            raise DataFormatError(name, k + 1,
-                                  f"expected {what}, found {lines[k].strip()!r}") from None
-        if not all(math.isfinite(v) for v in vals):
-            raise DataFormatError(name, k + 1, f"{what} must be finite numbers, found "
-                                               f"{lines[k].strip()!r}")
-        return vals
+        return [number(p, k, what) for p in parts]
 
     while pos < len(lines) and not lines[pos].strip():
         pos += 1
@@ -301,19 +310,18 @@ def parse_ranges(text, name="<ranges>"):
             raise DataFormatError(name, k + 1, f"expected 'index min max', found "
                                                f"{lines[k].strip()!r}")
         try:
+            if "_" in parts[0]:
+                raise ValueError
             j = int(parts[0])
-            a, b = float(parts[1]), float(parts[2])
         except ValueError:
             raise DataFormatError(name, k + 1, f"expected 'index min max', found "
                                                f"{lines[k].strip()!r}") from None
+        a, b = (number(p, k, "'index min max'") for p in parts[1:])
         if j < 1:
             raise DataFormatError(name, k + 1, f"feature index {j}: indices start at 1")
-        if j > 2**31 - 1:
-            raise DataFormatError(name, k + 1, f"feature index {j} is beyond what a model can "
-                                               f"hold (at most 2147483647 features)")
-        if not (math.isfinite(a) and math.isfinite(b)):
-            raise DataFormatError(name, k + 1, f"min and max must be finite numbers, found "
-                                               f"{lines[k].strip()!r}")
+        if j > _MAX_INDEX:
+            raise DataFormatError(name, k + 1, f"feature index {j} is too large: beyond what a "
+                                               f"model can hold (at most {_MAX_INDEX} features)")
         idx.append(j)
         fmins.append(a)
         fmaxs.append(b)

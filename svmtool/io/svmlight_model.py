@@ -1,7 +1,8 @@
 """SVMlight / SVMperf model files (svm_common.c's layout; FORMATS.md section 4), linear only.
 
-Written (``--model-format svmlight``, and by default for ranking models) the way SVMperf writes a
-linear model: a header of ``value # comment`` lines, then a single pseudo support vector holding
+Written (``--model-format svmlight`` or ``svmperf``, and by default for ranking models) the way
+SVMperf writes a linear model, the first line being the version the target program compares
+against (:data:`HEADERS`; SVMperf 3.00: ``SVM-light Version V6.20``): a header of ``value # comment`` lines, then a single pseudo support vector holding
 ``w`` with ``alpha*y = 1``, the bias column's weight folded into the threshold (the decision value
 is ``w'x - b``, so ``b = -bias * w_bias``).  Zero weights are left out; numbers are ``%.17g``.
 
@@ -16,15 +17,24 @@ models (types 1-4) are refused with a message.
 import numpy as np
 
 from svmtool.errors import ModelFormatError
-from svmtool.io.model_text import parse_float
+from svmtool.io.model_text import parse_float, parse_int
 
 MAX_FEATURES = 2**31 - 1
 
 HEADER = "SVM-light Version V6.20"
+# the first line each target program reads (it compares the whole line): SVMperf 3.00 carries
+# SVM-light 6.20 inside, and its svm_perf_classify refuses any other version
+HEADERS = {"svmlight": HEADER, "svmperf": "SVM-light Version V6.20"}
+# kernel parameters of a linear model's header when none are given: svm_learn's and
+# svm_perf_learn's defaults of -d, -g, -s, -r, -u
+DEFAULT_KERNEL_HEADER = (3, 1.0, 1.0, 1.0, "empty")
 
 
-def svmlight_text(model, n_train=None) -> str:
-    """SVMperf-style text of a one-column linear model (binary classifier or ranking scorer)."""
+def svmlight_text(model, n_train=None, fmt="svmlight", kernel_header=None) -> str:
+    """SVMperf-style text of a one-column linear model (binary classifier or ranking scorer).
+
+    ``fmt`` picks the version line (:data:`HEADERS`); ``kernel_header`` the values written for
+    the kernel parameters -d -g -s -r -u (the trainer's own, which a linear model ignores)."""
     if model.nr_w != 1:
         raise ValueError(f"the SVMlight format holds one weight vector; this model has "
                          f"{model.nr_w} (multi-class models: use LIBLINEAR's format)")
@@ -35,14 +45,17 @@ def svmlight_text(model, n_train=None) -> str:
         b = -model.bias * float(w[nf])
     if n_train is None:
         n_train = int(model.report.get("n_train", 0)) if model.report else 0
+    if fmt not in HEADERS:
+        raise ValueError(f"unknown SVMlight model flavour {fmt!r}")
+    d, g, s_, r, u = DEFAULT_KERNEL_HEADER if kernel_header is None else kernel_header
     head = [
-        HEADER,
+        HEADERS[fmt],
         "0 # kernel type",
-        "3 # kernel parameter -d",
-        "1 # kernel parameter -g",
-        "1 # kernel parameter -s",
-        "1 # kernel parameter -r",
-        "empty# kernel parameter -u",
+        "%d # kernel parameter -d" % int(d),
+        "%.8g # kernel parameter -g" % float(g),
+        "%.8g # kernel parameter -s" % float(s_),
+        "%.8g # kernel parameter -r" % float(r),
+        "%s# kernel parameter -u" % u,
         f"{nf} # highest feature index",
         f"{n_train} # number of training documents",
         "2 # number of support vectors plus 1",
@@ -79,6 +92,8 @@ def _labels_of(line, name, number):
     except (IndexError, ValueError):
         raise ModelFormatError(name, number, f"'{_LABELS_TAG}' must be followed by two "
                                              f"labels") from None
+    if not (np.isfinite(pos) and np.isfinite(neg)):
+        raise ModelFormatError(name, number, f"'{_LABELS_TAG}': a label is not finite")
     if pos == neg:
         raise ModelFormatError(name, number, f"'{_LABELS_TAG}': the two labels are equal")
     return np.array([pos, neg])
@@ -107,6 +122,8 @@ def read_svmlight_model(text, name):
 
     def as_int(k):
         try:
+            if "_" in vals[k]:
+                raise ValueError
             return int(vals[k])
         except ValueError:
             raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be an integer, "
@@ -130,7 +147,8 @@ def read_svmlight_model(text, name):
     if nf > MAX_FEATURES:
         raise ModelFormatError(name, 8, f"highest feature index {nf} is beyond what a model can "
                                         f"hold ({MAX_FEATURES})")
-    w = np.zeros(nf, dtype=np.float64)
+    # w = sum of alpha*y * x_sv: the terms first (feature, product), in file order
+    cols, terms = [], []
     first = 1 + len(fields)
     seen = 0
     for k in range(first, len(lines)):
@@ -144,37 +162,48 @@ def read_svmlight_model(text, name):
         coef = parse_float(toks[0], name, k + 1, "alpha*y")
         for t in toks[1:]:
             idx, sep, val = t.partition(":")
-            try:
-                j = int(idx)
-            except ValueError:
-                raise ModelFormatError(name, k + 1, f"bad feature {t!r}") from None
-            v = parse_float(val, name, k + 1, f"feature {t!r}")
-            if not sep or j < 1:
-                raise ModelFormatError(name, k + 1, f"bad feature {t!r}")
+            if not sep:
+                raise ModelFormatError(name, k + 1, f"bad feature {t!r} (not index:value)")
+            j = parse_int(idx, name, k + 1, "feature index", minimum=1)
+            v = parse_float(val, name, k + 1, "feature value")
             if j > nf:
                 # SVMlight sizes its weight vector by the header: an index beyond it is corrupt
                 raise ModelFormatError(name, k + 1, f"feature index {j} is beyond the highest "
                                                     f"feature index {nf} of the header")
-            w[j - 1] += coef * v
+            cols.append(j - 1)
+            terms.append(coef * v)
         seen += 1
     if seen != n_sv:
         raise ModelFormatError(name, len(lines), f"{seen} support vectors, {n_sv} announced")
+    # one allocation, zero pages until written: a header announcing a huge feature count costs
+    # address space only
+    try:
+        W = np.zeros((nf + (1 if b != 0.0 else 0), 1), dtype=np.float64)
+    except (MemoryError, ValueError):
+        raise ModelFormatError(name, 8, f"{nf} features: too many for a weight vector in "
+                                        f"memory (corrupt 'highest feature index' or feature "
+                                        f"index?)") from None
+    # the terms added one after another in file order, as the loop of svm_common.c does
+    np.add.at(W[:, 0], np.array(cols, dtype=np.int64), np.array(terms, dtype=np.float64))
     if b != 0.0:
-        W = np.append(w, -b).reshape(-1, 1)
+        W[nf, 0] = -b
         bias = 1.0
     else:
-        W = w.reshape(-1, 1)
         bias = -1.0
+    if not np.all(np.isfinite(W[np.array(cols, dtype=np.int64), 0])):
+        raise ModelFormatError(name, first + 1, "the weights sum to a number beyond the doubles "
+                                                "(infinite)")
     labels = _labels_of(lines[len(fields)], name, 1 + len(fields))
     model = LinearModel(solver_type="L2R_L1LOSS_SVC_DUAL", labels=labels,
                         nr_feature=nf, bias=bias, w=W)
-    model.report = {"model_format": "svmlight", "n_train": as_int(7)}
+    model.report = {"model_format": "svmlight", "n_train": as_int(7),
+                    "svmlight_version": lines[0].strip()[len("SVM-light Version"):].strip()}
     return model
 
 
-def save_svmlight_model(model, path, n_train=None):
+def save_svmlight_model(model, path, n_train=None, fmt="svmlight", kernel_header=None):
     from svmtool.io.output import open_output
 
-    text = svmlight_text(model, n_train)
+    text = svmlight_text(model, n_train, fmt, kernel_header)
     with open_output(path) as f:
         f.write(text)

@@ -112,13 +112,14 @@ class SolverSpec:
     driver: str = ""              # "module:function" the API hands the whole problem to
                                   # (kinds multiclass, ranking, kernel); "" = the API's one-vs-rest
     options: tuple = ()           # option groups of TrainParams it reads: "kernel", "dcsvm", "cp",
-                                  # "ocas" (the OCAS-only options of "cp"), "dcd", "svr" (-p),
+                                  # "ocas" (the OCAS-only options of "cp"), "loss" (-s cp's
+                                  # --loss and --k-fraction, also in "cp"), "dcd", "svr" (-p),
                                   # "oneclass" (-n), "bias_reg" (-R)
     warm_start: str = ""          # what it can start from: "w", "alpha" or "" (cold only)
     threads: str = ""             # what --threads speeds up ("" nothing)
     out_of_core: bool = False     # trains from a memory-mapped cache in blocks
     model_type: str = "linear"    # linear | kernel (| early with DC-SVM's --early)
-    model_formats: tuple = ("liblinear", "svmlight")   # --model-format values it can be saved in
+    model_formats: tuple = ("liblinear", "svmlight", "svmperf")   # --model-format values
     default_bias: float = -1.0    # the command line's -B default
 
     def load(self):
@@ -237,10 +238,11 @@ register(SolverSpec(
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 register(SolverSpec(
-    "cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane", "fit", (), 0.001,
-    "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf)",
+    "cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.multivariate", "fit", (), 0.001,
+    "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf); --loss for SVMperf's "
+    "multivariate losses (F1, PRBEP, prec@k, rec@k, ROC area)",
     problem="L1-loss SVM", method="1-slack cutting plane (SVMperf)",
-    eps_means="violation / training loss", options=("cp",), warm_start="w",
+    eps_means="violation / training loss", options=("cp", "loss"), warm_start="w",
     threads="row passes"))
 register(SolverSpec(
     "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit", (), 0.01,

@@ -35,7 +35,7 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.qp import WorkingSet
+from svmtool.solvers.qp import QP_FOLLOW, WorkingSet
 
 DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
@@ -136,7 +136,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         it += 1
         ws.add(a, b)
         tq = time.perf_counter()
-        D, qp_gap = ws.solve(tol_abs=0.05 * target, tol_rel=1e-13)
+        D, qp_gap = ws.solve(tol_abs=max(0.05 * target, QP_FOLLOW * violation), tol_rel=1e-13)
         model = max(0.0, -float(np.min(ws.g[:ws.t])))
         w = ws.w()
         t_qp += time.perf_counter() - tq

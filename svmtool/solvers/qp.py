@@ -32,6 +32,13 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.engine.passes_cp import gram_row, neg_combination
 
+# The outer solvers ask the reduced QP for no more accuracy than this fraction of their current
+# gap (OCAS: best F - lower bound; cp: the most violated constraint's excess).  Any feasible alpha
+# gives a valid lower bound, so a loose QP early on costs nothing in correctness; it keeps an
+# iteration cheap while the gap is large (C = 1e12 on heart_scale: the QP ran to its step cap every
+# iteration, tens of milliseconds each, with the outer gap still at 1e14).
+QP_FOLLOW = 0.05
+
 
 @njit
 def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):

@@ -1,0 +1,260 @@
+"""``svmtool svm_perf_learn`` / ``svm_perf_classify``: SVMperf's argument vectors (as on its
+documentation page), its model file and its evaluation lines.
+
+Truths used: ``svmtool train -s cp --loss ... --perf-c`` on the same data (the same problem, so
+the same primal value), the model file read back by svmtool's SVMlight reader and the decision
+values recomputed from it, SVMperf's measures recomputed from the written decision values
+(svmtool.ops.perf_measures, itself checked against brute-force definitions below).  When
+SVMperf's own programs are on PATH (``svm_perf_learn``, ``svm_perf_classify``), the two tools'
+models are also crossed; otherwise those tests skip.
+"""
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import DATA, run_cli, shared_file
+from svmtool.cli import run
+from svmtool.io.svmlight_model import read_svmlight_model
+from svmtool.ops.perf_measures import perf_measures
+
+HEART = DATA / "heart_scale"
+
+
+def cli(capsys, *args):
+    code = run([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def value(out, key):
+    m = re.search(re.escape(key) + r"\s*=?\s*([-0-9.naninf]+)", out)
+    assert m, (key, out)
+    return float(m.group(1))
+
+
+def test_doc_vector_errorrate_without_bias(tmp_path, capsys):
+    """svm_perf_learn -c 20 -l 2 --b 0 train.dat model: the hinge-loss SVM, no threshold."""
+    model = tmp_path / "model"
+    code, out, err = cli(capsys, "svm_perf_learn", "-c", 20, "-l", 2, "--b", 0, HEART, model)
+    assert code == 0, err
+    assert "Training set properties: 13 features, 270 examples (120 pos / 150 neg)" in out
+    text = model.read_text()
+    assert text.startswith("SVM-light Version V6.20\n0 # kernel type\n")
+    lines = text.splitlines()
+    assert lines[10].startswith("0 # threshold b")
+    assert lines[8] == "270 # number of training documents"
+    # the same problem as svmtool train -s cp --perf-c 20 -e 0.001
+    ref = tmp_path / "ref"
+    code, _, err2 = cli(capsys, "train", "-s", "cp", "--perf-c", 20, "-e", 0.001,
+                        "--model-format", "svmperf", HEART, ref)
+    assert code == 0, err2
+    assert model.read_text() == ref.read_text()
+    pval = value(out, "Primal objective value: pval")
+    assert pval == pytest.approx(float(re.search(r"primal ([0-9.]+)", err2).group(1)),
+                                 rel=1e-6)
+
+
+@pytest.mark.parametrize("loss,name", [(1, "f1"), (3, "prbep"), (4, "prec@k"), (5, "rec@k"),
+                                       (10, "rocarea")])
+def test_doc_vector_losses_match_train_cp(tmp_path, capsys, loss, name):
+    """svm_perf_learn -c 20 -l L -w 3 train.dat model: train -s cp --loss's problem."""
+    model = tmp_path / "model"
+    code, out, err = cli(capsys, "svm_perf_learn", "-c", 20, "-l", loss, "-w", 3, HEART, model)
+    assert code == 0, err
+    ref = tmp_path / "ref"
+    code, _, err2 = cli(capsys, "train", "-s", "cp", "--loss", name, "-B", 1, "--perf-c", 20,
+                        "-e", 0.001, "--model-format", "svmperf", HEART, ref)
+    assert code == 0, err2
+    assert model.read_text() == ref.read_text()
+    dval = value(out, "Dual objective value: dval")
+    pval = value(out, "Primal objective value: pval")
+    assert dval <= pval + 1e-9
+    # -e 0.1 (percent) = a gap of at most 0.1% of C_perf * 100 = 0.1 * C_perf
+    assert pval - dval <= 0.1 * 20 + 1e-9
+    if loss == 10:
+        assert read_svmlight_model(model.read_text(), "m").w[-1, 0] == pytest.approx(0, abs=1e-9)
+
+
+def test_learn_then_classify(tmp_path, capsys):
+    """svm_perf_learn -c 20 -l 1 -w 3 train.dat model; svm_perf_classify test.dat model pred."""
+    tr = shared_file("svmlight_example1", "train.dat")
+    te = shared_file("svmlight_example1", "test.dat")
+    model, pred = tmp_path / "model", tmp_path / "predictions"
+    code, out, err = cli(capsys, "svm_perf_learn", "-c", 20, "-l", 1, "-w", 3, tr, model)
+    assert code == 0, err
+    code, out, err = cli(capsys, "svm_perf_classify", te, model, pred)
+    assert code == 0, err
+    s = np.loadtxt(pred)
+    from svmtool.io.svmlight import load_data
+
+    test = load_data(te)
+    assert len(s) == test.n_rows == 600
+    # decision values = w'x - b of the model file, as SVMperf's svm_perf_classify
+    m = read_svmlight_model(model.read_text(), "model")
+    np.testing.assert_allclose(s, m.decision_function(test)[:, 0], atol=1e-8)
+    want = perf_measures(test.y, s)
+    for key, name in (("accuracy", "Accuracy :"), ("precision", "Precision:"),
+                      ("recall", "Recall   :"), ("f1", "F1       :"), ("prbep", "PRBEP    :"),
+                      ("rocarea", "ROCArea  :"), ("avgprec", "AvgPrec  :")):
+        line = next(x for x in out.splitlines() if x.startswith(name))
+        assert float(line.split(":")[1]) == pytest.approx(want[key], abs=0.006)
+    assert 95.0 <= want["f1"] <= 99.5
+    assert "Zero/one-error on test set: 100.00% (0 correct, 1 incorrect, 1 total)" in out
+    assert value(out, "Average loss on test set:") == pytest.approx(want["errorrate"], abs=1e-4)
+
+
+def test_perf_measures_against_definitions():
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        n = int(rng.integers(2, 12))
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        y[0], y[1] = 1.0, -1.0
+        s = rng.integers(-2, 3, n).astype(float)          # many ties
+        m = perf_measures(y, s)
+        pos, neg = np.flatnonzero(y > 0), np.flatnonzero(y < 0)
+        # pessimistic ties: a tied pair counts as swapped
+        swapped = sum(1 for i in pos for j in neg if s[i] <= s[j])
+        assert m["rocarea"] == pytest.approx(100 - 100 * swapped / (len(pos) * len(neg)))
+        # PRBEP: positives among the P best, ties resolved against the positives
+        P = len(pos)
+        key = sorted(range(n), key=lambda i: (-s[i], y[i] > 0))
+        assert m["prbep"] == pytest.approx(100 * np.sum(y[key[:P]] > 0) / P)
+        prec = [np.mean(y[key[:r + 1]] > 0) for r in range(n) if y[key[r]] > 0]
+        assert m["avgprec"] == pytest.approx(100 * np.mean(prec))
+        tp = np.sum((y > 0) & (s > 0))
+        fp = np.sum((y < 0) & (s > 0))
+        fn = np.sum((y > 0) & (s <= 0))
+        assert m["f1"] == pytest.approx(0 if tp == 0 else 100 * 2 * tp / (2 * tp + fp + fn))
+        assert m["accuracy"] == pytest.approx(100 * np.mean((s > 0) == (y > 0)))
+
+
+@pytest.mark.parametrize("args,named", [
+    (("-t", 2), "-t 2"), (("-l", 0), "-l 0"), (("-l", 11), "-l 11"), (("-l", 7), "-l 7"),
+    (("-o", 1), "-o 1"), (("-p", 2), "-p 2"), (("-k", 100), "-k"), (("-q", 10), "-q"),
+    (("--i", 2), "--i"), (("--t", 1), "--t"), (("-w", 5), "-w 5"), (("-z", 1), "-z"),
+    (("-e", 0), "-e"), (("-c", "abc"), "-c"), (("-l", 4, "--p", 2), "larger than 1"),
+    (("-l", 5, "--p", 0.5), "smaller than 1"), (("-a", "alphas"), "-a")])
+def test_options_without_counterpart_are_refused(tmp_path, capsys, args, named):
+    model = tmp_path / "model"
+    base = () if args[:1] == ("-c",) else ("-c", 1)
+    code, out, err = cli(capsys, "svm_perf_learn", *base, *args, HEART, model)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("svmtool: error:") and named in err
+    assert not model.exists()
+
+
+def test_c_is_required_and_files_are_checked(tmp_path, capsys):
+    code, _, err = cli(capsys, "svm_perf_learn", HEART, tmp_path / "m")
+    assert code == 2 and "'-c'" in err
+    code, _, err = cli(capsys, "svm_perf_learn", "-c", 1)
+    assert code == 2 and "example_file" in err
+    code, _, err = cli(capsys, "svm_perf_learn", "-c", 1, tmp_path / "absent", tmp_path / "m")
+    assert code == 2 and "absent" in err
+    code, _, err = cli(capsys, "svm_perf_classify", HEART)
+    assert code == 2 and "model_file" in err
+
+
+def test_loss_only_for_cp(tmp_path, capsys):
+    code, _, err = cli(capsys, "train", "-s", "ocas", "--loss", "f1", HEART, tmp_path / "m")
+    assert code == 2 and "--loss only applies to -s cp" in err
+    code, _, err = cli(capsys, "train", "-s", "cp", "--loss", "f1", "-w1", 2, HEART,
+                       tmp_path / "m")
+    assert code == 2 and "class weights" in err
+
+
+def test_quiet_and_stdout_model(tmp_path, capsys):
+    code, out, err = cli(capsys, "svm_perf_learn", "-c", 1, "-v", 0, HEART, tmp_path / "m")
+    assert code == 0 and out == "" and err == ""
+    code, out, err = cli(capsys, "-q", "svm_perf_learn", "-c", 1, HEART, tmp_path / "m")
+    assert code == 0 and out == "" and err == ""
+    # the model to stdout: the report lines move to stderr
+    code, out, err = cli(capsys, "svm_perf_learn", "-c", 1, HEART, "-")
+    assert code == 0
+    assert out.startswith("SVM-light Version V6.20\n")
+    assert "Primal objective value" in err
+
+
+def test_unlabeled_test_rows(tmp_path, capsys):
+    model, pred = tmp_path / "m", tmp_path / "p"
+    assert cli(capsys, "svm_perf_learn", "-c", 1, HEART, model)[0] == 0
+    test = tmp_path / "t"
+    test.write_text("0 1:0.5 3:1\n0 2:-1\n")
+    code, out, err = cli(capsys, "svm_perf_classify", test, model, pred)
+    assert code == 0, err
+    assert "2 test examples are unlabeled" in out
+    assert len(pred.read_text().splitlines()) == 2
+
+
+def test_subprocess_exit_codes(tmp_path):
+    """The real command: exit 0 / 2, one error line, no traceback."""
+    model = tmp_path / "model"
+    p = run_cli("svm_perf_learn", "-c", 20, "-l", 3, "-w", 3, HEART, model)
+    assert p.returncode == 0, p.stderr
+    assert b"Writing learned model...done" in p.stdout
+    p = run_cli("svm_perf_learn", "-c", 20, "-t", 1, HEART, model)
+    assert p.returncode == 2
+    assert p.stderr.count(b"\n") == 1 and b"Traceback" not in p.stderr
+
+
+# --- against SVMperf's own programs, when they are installed -----------------------------------
+
+def _svmperf():
+    learn, classify = shutil.which("svm_perf_learn"), shutil.which("svm_perf_classify")
+    if not (learn and classify):
+        pytest.skip("SVMperf's svm_perf_learn / svm_perf_classify are not on PATH")
+    return learn, classify
+
+
+@pytest.mark.parametrize("loss", (1, 3))
+def test_models_cross_with_svmperf(tmp_path, loss):
+    learn, classify = _svmperf()
+    tr = shared_file("svmlight_example1", "train.dat")
+    te = shared_file("svmlight_example1", "test.dat")
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    q = subprocess.run([learn, "-c", "20", "-l", str(loss), "-w", "3", "-e", "0.01", str(tr),
+                        str(theirs)], check=True, capture_output=True, text=True)
+    p = run_cli("svm_perf_learn", "-c", 20, "-l", loss, "-w", 3, "-e", 0.01, tr, ours)
+    assert p.returncode == 0, p.stderr
+    # the same problem: each tool's [dval, pval] holds the optimum, so the two intervals meet
+    mine = p.stdout.decode()
+    lo = max(value(q.stdout, "dval"), value(mine, "dval"))
+    hi = min(value(q.stdout, "pval"), value(mine, "pval"))
+    assert lo <= hi + 1e-6
+    # SVMperf reads svmtool's model, svmtool reads SVMperf's
+    a, b = tmp_path / "a", tmp_path / "b"
+    subprocess.run([classify, str(te), str(ours), str(a)], check=True, capture_output=True)
+    p = run_cli("svm_perf_classify", te, ours, b)
+    assert p.returncode == 0, p.stderr
+    np.testing.assert_allclose(np.loadtxt(a), np.loadtxt(b), atol=2e-6)
+    from svmtool.io.svmlight import load_data
+
+    y = load_data(te).y
+    m_ours = perf_measures(y, np.loadtxt(b))
+    c = tmp_path / "c"
+    subprocess.run([classify, str(te), str(theirs), str(c)], check=True, capture_output=True)
+    m_theirs = perf_measures(y, np.loadtxt(c))
+    key = "f1" if loss == 1 else "prbep"
+    assert abs(m_ours[key] - m_theirs[key]) <= 0.5
+
+
+def test_predict_reads_the_svmperf_model(tmp_path, capsys):
+    """svmtool predict on svm_perf_learn's model: the decision values svm_perf_classify wrote;
+    the V6.20 line survives a read and a re-save."""
+    model, pred, dec = tmp_path / "m", tmp_path / "p", tmp_path / "d"
+    assert cli(capsys, "svm_perf_learn", "-c", 5, "-l", 3, HEART, model)[0] == 0
+    assert cli(capsys, "svm_perf_classify", HEART, model, pred)[0] == 0
+    code, _, err = cli(capsys, "predict", "--decision-values", HEART, model, dec)
+    assert code == 0, err
+    np.testing.assert_allclose(np.loadtxt(dec), np.loadtxt(pred), atol=1e-8)
+    from svmtool import api
+
+    m = api.load_model(str(model))
+    assert m.report["svmlight_version"] == "V6.20"
+    again = tmp_path / "again"
+    api.save_model(m, str(again), "svmperf")
+    assert again.read_text().splitlines()[0] == "SVM-light Version V6.20"
+    np.testing.assert_allclose(api.load_model(str(again)).w, m.w)
