@@ -38,6 +38,10 @@ COMMANDS = {
                        "SVMperf's svm_perf_learn command line (multivariate losses)."),
     "svm_perf_classify": ("svmtool.cli.svmperf_cli:classify_command",
                           "SVMperf's svm_perf_classify command line and evaluation."),
+    "svm_learn": ("svmtool.cli.svmlight_cli:learn_command",
+                  "SVMlight's svm_learn command line (-z c|r|p, kernels, its output)."),
+    "svm_classify": ("svmtool.cli.svmlight_cli:classify_command",
+                     "SVMlight's svm_classify command line and evaluation."),
 }
 
 
