@@ -348,14 +348,12 @@ def _train_ranking(problem, X, lp, callback):
                              "example ranks higher) has no counterpart in svmtool")
     y = np.asarray(problem.y, dtype=np.float64)
     C_given = lp.C > 0
-    if C_given:
-        C = lp.C
-    else:
-        d = pair_distances(X, y, problem.qid)
-        if len(d) == 0:
-            raise InputError(f"{problem.source}: no ranking pairs (rows of one qid with "
-                             f"different targets)")
-        C = default_C(d)
+    # the pairs' difference vectors are SVMlight's examples here (default C, longest vector)
+    d = pair_distances(X, y, problem.qid)
+    if len(d) == 0:
+        raise InputError(f"{problem.source}: no ranking pairs (rows of one qid with different "
+                         f"targets)")
+    C = lp.C if C_given else default_C(d)
     params = TrainParams(solver="ordinal", C=C, eps=float(lp.eps), max_iter=lp.max_iter,
                          deadline=lp.deadline)
     cb = None if callback is None else (lambda it, info: callback(it, info))
@@ -370,7 +368,7 @@ def _train_ranking(problem, X, lp, callback):
     stats = {"iterations": int(res.iterations), "converged": bool(res.converged),
              "maxdiff": float(res.gap), "stopped": res.extra.get("stopped", ""),
              "pairs": int(res.extra.get("pairs", 0)), "norm_w": norm,
-             "longest": float(np.sqrt(X.sq.max())) if X.n_rows else 0.0,
+             "longest": float(d.max()),
              "primal": float(res.primal),
              "dual": float(res.dual) if res.dual is not None else float("nan"),
              "loss": (float(res.primal) - 0.5 * norm * norm) / C}
