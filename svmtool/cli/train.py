@@ -166,9 +166,11 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--model-format", "model_format",
               type=click.Choice(["liblinear", "svmlight", "svmperf", "libsvm"]), default=None,
               help="Model file format (default: LIBLINEAR's for linear models, SVMlight's for "
-                   "ranking models, LIBSVM's for kernel models). svmlight: SVMperf's "
-                   "single-vector linear model (two classes or ranking); svmperf: the same "
-                   "with the version line SVMperf's svm_perf_classify reads.")
+                   "ranking models, LIBSVM's for kernel models). svmlight: SVMlight 6.02's "
+                   "(svm_classify reads it): a linear model of two classes, regression or "
+                   "ranking as one vector, a two-class or regression kernel model (kernels "
+                   "0-3) with its support vectors; svmperf: the same with the version line "
+                   "SVMperf's svm_perf_classify reads (V6.20).")
 @click.option("--init-model", "init_model", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Warm start from this model (e.g. yesterday's): same classes, any order; new "
@@ -278,8 +280,10 @@ def _read(ctx, spec, params, train_file, model_format, zero_based, threads, perf
 
         k = len(np.unique(prob.y))
         if k > 2:
-            raise ParameterError(f"--model-format svmlight holds one weight vector: it cannot "
-                                 f"hold a model of {k} classes (use the LIBLINEAR format)")
+            raise ParameterError(f"--model-format {model_format} holds one decision function:"
+                                 f" it cannot hold a model of {k} classes (use the "
+                                 f"{'LIBSVM' if spec.model_type == 'kernel' else 'LIBLINEAR'}"
+                                 f" format)")
 
     if perf_c is not None and spec.kind != "ranking":
         # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)
@@ -492,6 +496,10 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
                                  f" to -s {users}, not -s {spec.name}")
     if model_format is not None:
         allowed = spec.model_formats
+        if spec.model_type == "kernel" or spec.task == "regression":
+            # SVMlight's format also holds a two-class or regression kernel model, and a
+            # linear regression model (svmtool.io.svmlight_model)
+            allowed = tuple(allowed) + ("svmlight", "svmperf")
         if opts.get("early"):
             allowed = ()
         if model_format not in allowed:

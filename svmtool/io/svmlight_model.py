@@ -11,6 +11,10 @@ Written (``--model-format svmlight`` or ``svmperf``; :data:`HEADERS`: SVMlight 6
 svm_classify compares the version against ``V6.02``, SVMperf 3.00's svm_perf_classify against
 ``V6.20``):
 
+SVMlight's decision value > 0 means +1 (the larger label): a two-class model whose first label
+is the smaller one (say -1 / +1 in LIBLINEAR's order) is written with its coefficients and
+threshold negated, so that svm_classify reads it right.
+
 * a linear :class:`~svmtool.models.linear.LinearModel` (binary classifier, regression or ranking
   scorer) as SVMperf writes a linear model: one pseudo support vector holding ``w`` with
   ``alpha*y = 1``, the bias column's weight folded into the threshold (``b = -bias * w_bias``),
@@ -76,7 +80,8 @@ def svmlight_text(model, n_train=None, fmt="svmlight", kernel_header=None) -> st
     if model.nr_w != 1:
         raise ValueError(f"the SVMlight format holds one weight vector; this model has "
                          f"{model.nr_w} (multi-class models: use LIBLINEAR's format)")
-    w = model.w[:, 0]
+    sign, labels = _oriented(model)
+    w = sign * model.w[:, 0]
     nf = model.nr_feature
     b = 0.0
     if model.has_bias:
@@ -96,7 +101,7 @@ def svmlight_text(model, n_train=None, fmt="svmlight", kernel_header=None) -> st
         f"{n_train} # number of training documents",
         "2 # number of support vectors plus 1",
         "%.17g # threshold b, each following line is a SV (starting with alpha*y)" % b
-        + _labels_comment(model) + _task_comment(model),
+        + _labels_comment(labels) + _task_comment(model),
     ]
     nz = np.flatnonzero(w[:nf])
     sv = "1 " + " ".join("%d:%.17g" % (j + 1, w[j]) for j in nz) + " #"
@@ -132,8 +137,9 @@ def _kernel_text(model, n_train, fmt):
     report = model.report or {}
     d, g, s_, r, u = kernel_slots(model.kernel, report.get("svmlight_header"))
     sv = model.sv_rows
-    coef = model.sv_coef[0] if model.total_sv else np.zeros(0)
-    b = float(model.rho[0]) if len(model.rho) else 0.0
+    sign, labels = _oriented(model)
+    coef = sign * (model.sv_coef[0] if model.total_sv else np.zeros(0))
+    b = sign * (float(model.rho[0]) if len(model.rho) else 0.0)
     nf = int(model.nr_feature)
     if sv.n_rows and len(sv.indices):
         nf = max(nf, int(sv.indices.max()) + 1)
@@ -149,7 +155,7 @@ def _kernel_text(model, n_train, fmt):
         f"{n_train} # number of training documents",
         f"{model.total_sv + 1} # number of support vectors plus 1",
         "%s # threshold b, each following line is a SV (starting with alpha*y)" % _num(b)
-        + _labels_comment(model) + _task_comment(model),
+        + _labels_comment(labels) + _task_comment(model),
     ]
     lines = head
     ip, ix, dv = sv.indptr, sv.indices, sv.data
@@ -204,8 +210,20 @@ def _task_of(line, name, number):
 _LABELS_TAG = "svmtool labels"
 
 
-def _labels_comment(model):
+def _oriented(model):
+    """(sign, labels as written): SVMlight's decision value > 0 means the larger label (+1 of
+    +1 / -1), so a two-class model whose first label is the smaller one is written negated,
+    its labels swapped."""
     labels = getattr(model, "labels", None)
+    if labels is None or model.is_regression():
+        return 1.0, None
+    labels = np.asarray(labels, dtype=np.float64).ravel()
+    if len(labels) == 2 and labels[0] < labels[1]:
+        return -1.0, labels[::-1].copy()
+    return 1.0, labels
+
+
+def _labels_comment(labels):
     labels = np.zeros(0) if labels is None else np.asarray(labels, dtype=np.float64).ravel()
     if len(labels) != 2 or (labels[0] == 1.0 and labels[1] == -1.0):
         return ""
