@@ -352,7 +352,9 @@ def read_svmlight_model(text, name):
                              np.array(indptr, dtype=np.int64), cols, vals_, report)
     # linear: w = sum of alpha*y * x_sv, the terms added in file order as svm_common.c does
     rows_of_terms = np.repeat(np.arange(len(coefs)), np.diff(np.array(indptr, dtype=np.int64)))
-    terms = np.array(coefs, dtype=np.float64)[rows_of_terms] * np.array(vals_, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):      # an infinite sum is refused below
+        terms = np.array(coefs, dtype=np.float64)[rows_of_terms] * \
+            np.array(vals_, dtype=np.float64)
     # one allocation, zero pages until written: a header announcing a huge feature count costs
     # address space only
     try:
@@ -361,7 +363,8 @@ def read_svmlight_model(text, name):
         raise ModelFormatError(name, 8, f"{nf} features: too many for a weight vector in "
                                         f"memory (corrupt 'highest feature index' or feature "
                                         f"index?)") from None
-    np.add.at(W[:, 0], np.array(cols, dtype=np.int64), terms)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.add.at(W[:, 0], np.array(cols, dtype=np.int64), terms)
     if b != 0.0:
         W[nf, 0] = -b
         bias = 1.0
