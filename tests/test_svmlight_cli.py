@@ -221,6 +221,45 @@ def test_ranking_is_the_pairwise_problem(tmp_path, capsys):
     assert code == 0 and "Pairwise accuracy" in err and "Accuracy =" not in err
 
 
+@pytest.mark.parametrize("bias", (1, 0))
+def test_leave_one_out_is_retraining_without_each_example(tmp_path, capsys, bias):
+    """-x 1: the leave-one-out error equals retraining from scratch without each example in
+    turn (brute force; LIBSVM's C-SVC for -b 1, the box dual for -b 0), whatever SVMlight's
+    xi-alpha pruning skipped."""
+    from svmtool.solvers.svmlight_train import LightParams, train
+
+    rows = HEART.read_text().splitlines()[:50]
+    tr = tmp_path / "tr"
+    tr.write_text("\n".join(rows) + "\n")
+    prob = load_data(str(tr))
+    res = train(prob, LightParams(C=2.0, kernel_type=2, gamma=0.3, biased=bias == 1,
+                                  eps=1e-6, loo=True))
+    import scipy.sparse as sp
+
+    D = sp.csr_matrix((prob.data, prob.indices, prob.indptr),
+                      shape=(prob.n_rows, prob.n_features)).toarray()
+    y = np.where(prob.y > 0, 1.0, -1.0)
+    sq = (D * D).sum(1)
+    K = np.exp(-0.3 * (sq[:, None] + sq[None, :] - 2 * D @ D.T))
+    wrong = np.zeros(len(y), dtype=bool)
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        if bias:
+            svmutil = pytest.importorskip("libsvm.svmutil")
+            m = svmutil.svm_train(list(y[keep]), [dict(enumerate(r, 1)) for r in D[keep]],
+                                  "-s 0 -t 2 -g 0.3 -c 2 -e 1e-8 -q")
+            _, _, dec = svmutil.svm_predict([y[i]], [dict(enumerate(D[i], 1))], m, "-q")
+            f = dec[0][0] * (1 if m.get_labels()[0] > 0 else -1)
+        else:
+            a, _ = _box_dual((y[keep][:, None] * y[keep][None, :]) * K[np.ix_(keep, keep)], 2.0)
+            f = K[i, keep] @ (a * y[keep])
+        wrong[i] = y[i] * f <= 0
+    loo = res.stats["loo"]
+    np.testing.assert_array_equal(loo["errors"], wrong)
+    assert loo["error"] == pytest.approx(100.0 * wrong.sum() / len(y))
+    assert loo["computed"] < len(y)                    # the pruning skipped some
+
+
 # --- model files -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("ktype,header,kfun", [
@@ -313,7 +352,7 @@ def test_train_writes_svmlight_kernel_models(example1, capsys):
 # --- refusals, verbosity, standard streams -----------------------------------------------------
 
 @pytest.mark.parametrize("args,named", [
-    (("-i", 1), "-i"), (("-x", 1), "-x 1"), (("-t", 4), "-t 4"), (("-z", "o"), "-z o"),
+    (("-i", 1), "-i"), (("-z", "r", "-x", 1), "-x 1"), (("-t", 4), "-t 4"), (("-z", "o"), "-z o"),
     (("-k", 2), "-k 2"), (("-p", 0.5), "-p"), (("-#", 100), "-#"), (("-q", 5), "-q"),
     (("-a", "alphas"), "-a"), (("-n", 3), "-n"), (("-f", 0), "-f"), (("-h", 10), "-h"),
     (("-y", "x"), "-y"), (("-l", "x"), "-l"), (("-z", "p", "-t", 2), "-t 2"),
@@ -409,3 +448,15 @@ def test_xi_alpha_estimates_match_svmlight(tmp_path, capsys):
     for key in ("error<=", "recall=>", "precision=>", "C="):
         pat = re.escape(key) + r"([0-9.]+)"
         assert number(out, pat) == pytest.approx(number(p.stdout, pat), abs=0.051)
+
+
+def test_leave_one_out_matches_svmlight(tmp_path, capsys):
+    learn, _ = _svmlight()
+    p = subprocess.run([learn, "-x", "1", "-t", "2", "-g", "0.5", str(HEART),
+                        str(tmp_path / "theirs")], check=True, capture_output=True, text=True)
+    code, out, err = cli(capsys, "svm_learn", "-x", 1, "-t", 2, "-g", 0.5, HEART,
+                         tmp_path / "ours")
+    assert code == 0, err
+    for key in ("error=", "recall=", "precision="):
+        pat = "Leave-one-out estimate of the [a-z]+: " + re.escape(key) + r"([0-9.]+)"
+        assert number(out, pat) == pytest.approx(number(p.stdout, pat), abs=0.4)

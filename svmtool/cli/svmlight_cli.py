@@ -17,8 +17,10 @@ svm_learn's options and what they become:
   is written to the model's header;
 * ``-v N`` verbosity (0: no lines; 2: also the class counts and the objectives), ``-o rho`` of
   the xi-alpha estimates (printed after every classification run, as SVMlight does), ``-k 0``
-  (depth 0, the only one here), ``-x 0``;
-* ``-x 1`` (real leave-one-out by retraining), ``-k`` > 0, ``-i -f -q -n -h -# -y -a -l -p``:
+  (depth 0, the only one here);
+* ``-x 1`` (classification): leave-one-out by retraining where the xi-alpha bound cannot
+  decide, SVMlight's pruning (:func:`svmtool.solvers.svmlight_train.leave_one_out`);
+* ``-k`` > 0, ``-i -f -q -n -h -# -y -a -l -p``:
   no counterpart here, refused with one line naming the option (exit 2), where SVMlight would
   print its help and exit 0.
 
@@ -79,12 +81,13 @@ SVMlight 6.02's svm_learn on svmtool's solvers; model_file defaults to svm_model
   -r float    c of the polynomial / sigmoid kernel (default 1)
   -u string   written to the model's header (SVMlight's user-defined kernel parameter)
   -o float    rho of the xi-alpha estimates (default 1.0); -k 0 their depth (the only one)
-  -x 0        (-x 1, leave-one-out by retraining, is not implemented)
+  -x [0,1]    1: leave-one-out estimates (classification), retraining where the xi-alpha
+              bound cannot decide (default 0)
   -v [0..3]   verbosity (default 1)
   -?, --help  this help
 
 Options of SVMlight without a counterpart here are refused (exit 2): -i -f -q -n -h -# -y -a
--l -p, -x 1, -k > 0, -t 4, -z o, -z s.
+-l -p, -k > 0, -t 4, -z o, -z s.
 """
 
 CLASSIFY_HELP = """\
@@ -210,12 +213,9 @@ def learn_settings(argv):
             kw["custom"] = val
         elif opt == "-x":
             x = _number(opt, val, int)
-            if x == 1:
-                raise ParameterError("svm_learn: option -x 1 (leave-one-out estimates by "
-                                     "retraining) has no counterpart in svmtool; the xi-alpha "
-                                     "estimates are printed after every classification run")
-            if x != 0:
+            if x not in (0, 1):
                 raise ParameterError(f"svm_learn: -x must be 0 or 1 (got {val})")
+            kw["loo"] = x == 1
         elif opt == "-o":
             kw["xa_rho"] = _number(opt, val)
             if kw["xa_rho"] < 0:
@@ -228,6 +228,9 @@ def learn_settings(argv):
                                      f"SVMlight's extended xi-alpha estimator) has no "
                                      f"counterpart in svmtool; only depth 0")
     lp = LightParams(**kw)
+    if lp.loo and lp.task != "c":
+        raise ParameterError(f"svm_learn: -x 1 with -z {lp.task}: svmtool computes leave-one-out "
+                             f"estimates for classification only (-z c), as SVMlight does")
     if lp.kernel_type == 1 and not 0 <= lp.degree < 2**31:
         raise ParameterError(f"svm_learn: -d {lp.degree}: the polynomial degree must be from 0 "
                              f"to 2^31-1")
@@ -323,6 +326,14 @@ def learn_command(ctx, argv):
                                     ("precision", "precision=>", "xa_precision")):
                 say("XiAlpha-estimate of the %s: %s%.2f%% (rho=%.2f,depth=0)"
                     % (what, sign, st[key], lp.xa_rho))
+        if lp.loo:
+            loo = st["loo"]
+            say("Computing leave-one-out" + loo["marks"])
+            say("Leave-one-out estimate of the error: error=%.2f%%" % loo["error"])
+            say("Leave-one-out estimate of the recall: recall=%.2f%%" % loo["recall"])
+            say("Leave-one-out estimate of the precision: precision=%.2f%%" % loo["precision"])
+            say("Actual leave-one-outs computed:  %d (rho=%.2f)" % (loo["computed"], lp.xa_rho))
+            say("Runtime for leave-one-out in cpu-seconds: %.2f" % loo["cpu"])
         say("Objective (svmtool): primal=%.10g, dual=%.10g" % (st["primal"], st["dual"]), 2)
         text = svmlight_text(res.model, res.model.report["n_train"], fmt="svmlight")
         with open_output(s["model"]) as f:
