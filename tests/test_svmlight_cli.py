@@ -228,7 +228,7 @@ def test_leave_one_out_is_retraining_without_each_example(tmp_path, capsys, bias
     xi-alpha pruning skipped."""
     from svmtool.solvers.svmlight_train import LightParams, train
 
-    rows = HEART.read_text().splitlines()[:50]
+    rows = HEART.read_text().splitlines()[:36]
     tr = tmp_path / "tr"
     tr.write_text("\n".join(rows) + "\n")
     prob = load_data(str(tr))
