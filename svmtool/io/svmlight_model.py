@@ -11,10 +11,6 @@ Written (``--model-format svmlight`` or ``svmperf``; :data:`HEADERS`: SVMlight 6
 svm_classify compares the version against ``V6.02``, SVMperf 3.00's svm_perf_classify against
 ``V6.20``):
 
-SVMlight's decision value > 0 means +1 (the larger label): a two-class model whose first label
-is the smaller one (say -1 / +1 in LIBLINEAR's order) is written with its coefficients and
-threshold negated, so that svm_classify reads it right.
-
 * a linear :class:`~svmtool.models.linear.LinearModel` (binary classifier, regression or ranking
   scorer) as SVMperf writes a linear model: one pseudo support vector holding ``w`` with
   ``alpha*y = 1``, the bias column's weight folded into the threshold (``b = -bias * w_bias``),
@@ -24,8 +20,11 @@ threshold negated, so that svm_classify reads it right.
   coefficients, ``b = rho``, the kernel parameters in SVMlight's slots (poly: ``-d degree -s
   gamma -r coef0``; rbf: ``-g gamma``; sigmoid: ``-s gamma -r coef0``).
 
-Numbers are ``%.17g`` (the kernel parameters of a linear model ``%.8g``, as SVMperf), so the file
-reads back exactly.
+SVMlight's decision value > 0 means +1 (the larger label): a two-class model whose first label
+is the smaller one (say 1 / 2 in LIBSVM's order of appearance) is written with its coefficients
+and threshold negated, so that svm_classify reads it right.  Numbers are ``%.17g`` or the
+shortest text that reads back as the same double (the kernel parameters of a linear model
+``%.8g``, as SVMperf), so the file reads back exactly.
 
 Read: any SVMlight-format model.  Linear (type 0): the support vectors summed into ``w =
 sum alpha_y x_sv``, a :class:`~svmtool.models.linear.LinearModel` with labels ``(+1, -1)``
