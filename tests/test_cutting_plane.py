@@ -240,9 +240,9 @@ def test_svmlight_reader_sums_support_vectors(tmp_path):
     x = np.array([[1.0, 2.0, 3.0, 4.0]])
     w = 0.25 * np.array([2, 0, 4, 0]) - 1.5 * np.array([0, 1, 0, 2])
     assert m.decision_function(x)[0, 0] == pytest.approx(float(x[0] @ w) - 0.5)
-    bad = text.replace("0 # kernel type", "2 # kernel type")
+    bad = text.replace("0 # kernel type", "4 # kernel type")
     p.write_text(bad)
-    with pytest.raises(ModelFormatError, match="kernel type 2"):
+    with pytest.raises(ModelFormatError, match="kernel type 4"):
         load_model(str(p))
     p.write_text(text.replace("3 # number of support", "4 # number of support"))
     with pytest.raises(ModelFormatError, match="announced"):

@@ -58,7 +58,7 @@ def test_drivers_and_fit_functions_load():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-s", "kernel", "-t", "2", "--model-format", "svmlight"], "--model-format svmlight"),
+    (["-s", "kernel", "-t", "2", "--model-format", "liblinear"], "--model-format liblinear"),
     (["-s", "ocas-mc", "--model-format", "svmlight"], "--model-format svmlight"),
     (["-s", "dcsvm", "--early", "--model-format", "liblinear"], "early-prediction"),
     (["-s", "1", "--model-format", "libsvm"], "--model-format libsvm"),

@@ -31,13 +31,17 @@ COMMANDS = {
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
     "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
     "info": ("svmtool.cli.info", "Describe a model file: format, classes, features, kernel."),
+    "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
+    "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),
+    "svm-scale": ("svmtool.cli.svm_scale", "LIBSVM's svm-scale, same options and output."),
     "svm_perf_learn": ("svmtool.cli.svmperf_cli:learn_command",
                        "SVMperf's svm_perf_learn command line (multivariate losses)."),
     "svm_perf_classify": ("svmtool.cli.svmperf_cli:classify_command",
                           "SVMperf's svm_perf_classify command line and evaluation."),
-    "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
-    "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),
-    "svm-scale": ("svmtool.cli.svm_scale", "LIBSVM's svm-scale, same options and output."),
+    "svm_learn": ("svmtool.cli.svmlight_cli:learn_command",
+                  "SVMlight's svm_learn command line (-z c|r|p, kernels, its output)."),
+    "svm_classify": ("svmtool.cli.svmlight_cli:classify_command",
+                     "SVMlight's svm_classify command line and evaluation."),
 }
 
 

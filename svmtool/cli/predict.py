@@ -5,7 +5,13 @@ evaluation needs), scored against the model and written to OUTPUT by the output 
 :mod:`svmtool.io.output` (``-``: stdout; TEST ``-``: stdin).  The evaluation goes to stderr:
 LIBLINEAR's ``Accuracy = ...`` line, plus, for a two-class model, precision / recall / F1 of
 the first label and the ROC AUC of the decision values; for a regression model LIBLINEAR's mean
-squared error and squared correlation lines.
+squared error and squared correlation lines; for a ranking model (``--ranking``, or a model
+that says it ranks: svmtool's ranking models, SVMlight files tagged ``svmtool task ranking``)
+the pairwise accuracy, never a classification accuracy.  An SVMlight model file without
+svmtool's task tag (SVMlight's own files do not record whether ``svm_learn`` classified or
+regressed) is scored as a classifier while the test labels are all +1 / -1, and otherwise its
+decision values are scored as regression (mean squared error, squared correlation), as
+svm_classify reports accuracy only on +1 / -1 labels.
 """
 
 import click
@@ -66,11 +72,16 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
 
     from svmtool.io.svmlight import iter_data_chunks
 
+    from svmtool.io.svmlight_model import model_task
+
+    task = model_task(model)
+    if task == "ranking":
+        ranking = True          # a ranking model is scored by pairs, never by accuracy
     regression = model.is_regression()
     if not regression:
         class_labels = model.class_labels
         label_text = np.array([format_label(v) for v in class_labels], dtype=object)
-    tally = _Tally(model)
+    tally = _Tally(model, unknown_task=task == "unknown")
     if ranking:
         if model.nr_w != 1:
             raise ParameterError("--ranking needs a model with one weight vector (a ranking, "
@@ -127,14 +138,19 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
 class _Tally:
     """What the evaluation needs, gathered chunk by chunk."""
 
-    def __init__(self, model):
+    def __init__(self, model, unknown_task=False):
         self.model = model
         self.total = 0
         self.correct = 0
         self.y = []
         self.index = []
         self.score = []
-        if model.is_regression():
+        # an SVMlight file does not say whether it classifies or regresses: when its test
+        # labels are not all +1 / -1 (svm_classify's test), its decision values are scored as
+        # regression instead
+        self.unknown_task = unknown_task
+        self.not_binary = False
+        if model.is_regression() or unknown_task:
             from svmtool.ops.metrics import RegressionSums
 
             self.sums = RegressionSums()
@@ -146,6 +162,10 @@ class _Tally:
         if self.model.is_regression():
             self.sums.add(y, predicted)
             return
+        if self.unknown_task:
+            yy = np.asarray(y, dtype=np.float64)
+            self.not_binary |= bool(np.any(np.abs(yy) != 1.0))
+            self.sums.add(yy, scores[:, 0])
         self.correct += int(np.count_nonzero(y == predicted))
         if len(self.model.class_labels) == 2:
             self.y.append(np.array(y, dtype=np.float64))
@@ -153,6 +173,12 @@ class _Tally:
             self.score.append(np.array(self.model.binary_score(scores), dtype=np.float64))
 
     def report(self):
+        if self.unknown_task and self.not_binary:
+            return ["Mean squared error = %g (regression: the SVMlight model does not say its "
+                    "task and the test labels are not all +1/-1, so its decision values are "
+                    "compared with them; --decision-values writes them)" % self.sums.mse(),
+                    "Squared correlation coefficient = %g (regression)"
+                    % self.sums.squared_correlation()]
         if self.model.is_regression():
             return ["Mean squared error = %g (regression)" % self.sums.mse(),
                     "Squared correlation coefficient = %g (regression)"

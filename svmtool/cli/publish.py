@@ -35,8 +35,10 @@ def read_training_data(ctx, spec, params, train_file, model_format, zero_based, 
 
         k = len(np.unique(prob.y))
         if k > 2:
-            raise ParameterError(f"--model-format svmlight holds one weight vector: it cannot "
-                                 f"hold a model of {k} classes (use the LIBLINEAR format)")
+            raise ParameterError(f"--model-format {model_format} holds one decision function:"
+                                 f" it cannot hold a model of {k} classes (use the "
+                                 f"{'LIBSVM' if spec.model_type == 'kernel' else 'LIBLINEAR'}"
+                                 f" format)")
 
     if perf_c is not None and spec.kind != "ranking":
         # SVMperf's C is per 100% of average loss: C_light = C_perf * 100 / n (FORMATS.md 6)

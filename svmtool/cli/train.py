@@ -175,9 +175,11 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--model-format", "model_format",
               type=click.Choice(["liblinear", "svmlight", "svmperf", "libsvm"]), default=None,
               help="Model file format (default: LIBLINEAR's for linear models, SVMlight's for "
-                   "ranking models, LIBSVM's for kernel models). svmlight: SVMperf's "
-                   "single-vector linear model (two classes or ranking); svmperf: the same "
-                   "with the version line SVMperf's svm_perf_classify reads.")
+                   "ranking models, LIBSVM's for kernel models). svmlight: SVMlight 6.02's "
+                   "(svm_classify reads it): a linear model of two classes, regression or "
+                   "ranking as one vector, a two-class or regression kernel model (kernels "
+                   "0-3) with its support vectors; svmperf: the same with the version line "
+                   "SVMperf's svm_perf_classify reads (V6.20).")
 @click.option("--init-model", "init_model", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Warm start from this model (e.g. yesterday's): same classes, any order; new "
@@ -324,6 +326,10 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
                                  f" to -s {users}, not -s {spec.name}")
     if model_format is not None:
         allowed = spec.model_formats
+        if spec.model_type == "kernel" or spec.task == "regression":
+            # SVMlight's format also holds a two-class or regression kernel model, and a
+            # linear regression model (svmtool.io.svmlight_model)
+            allowed = tuple(allowed) + ("svmlight", "svmperf")
         if opts.get("early"):
             allowed = ()
         if model_format not in allowed:

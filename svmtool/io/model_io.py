@@ -13,7 +13,8 @@ format (the table :data:`READERS`):
 * ``svm_type ...``          -- LIBSVM kernel models (:mod:`svmtool.io.libsvm_model`; written too,
   from a :class:`svmtool.models.kernel.KernelModel`);
 * ``svmtool_early_model 1`` -- DC-SVM early-prediction models (:mod:`svmtool.io.early_model`);
-* ``SVM-light Version ...`` -- SVMlight / SVMperf linear models (:mod:`svmtool.io.svmlight_model`).
+* ``SVM-light Version ...`` -- SVMlight / SVMperf models, linear or kernel
+  (:mod:`svmtool.io.svmlight_model`).
 
 Readers are strict and every complaint is a :class:`svmtool.errors.ModelFormatError` naming the
 file, the line and the reason: an unknown key, a missing required key, a non-numeric value, a
@@ -28,13 +29,15 @@ from svmtool.models.linear import LinearModel
 
 
 def save_model(model: LinearModel, path, fmt=None) -> None:
-    """Write ``model`` to ``path`` (``-``: stdout) in LIBLINEAR's format (see :mod:`svmtool.io.output`).
+    """Write ``model`` to ``path`` (``-``: stdout) in its own format: LIBLINEAR's for a linear
+    model, LIBSVM's for a kernel model (see :mod:`svmtool.io.output`).
 
-    ``fmt="svmlight"`` (or ``"svmperf"``: the version line SVMperf's svm_perf_classify reads)
-    writes a linear one-column model in SVMperf's format instead
+    ``fmt="svmlight"`` (the version line SVMlight 6.02's svm_classify reads) or ``"svmperf"``
+    (the one SVMperf's svm_perf_classify reads) writes a linear one-column model, or a
+    two-class / regression kernel model, in SVMlight's format instead
     (:mod:`svmtool.io.svmlight_model`); with ``fmt=None`` models whose ``report`` asks for it
-    (ranking models) are written that way too."""
-    if fmt is None and isinstance(model, LinearModel) and model.report and \
+    (ranking models, models read from SVMlight files) are written that way too."""
+    if fmt is None and getattr(model, "report", None) and \
             model.report.get("model_format") in ("svmlight", "svmperf"):
         fmt = model.report["model_format"]
     if fmt in ("svmlight", "svmperf"):

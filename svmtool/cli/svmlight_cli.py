@@ -1,0 +1,461 @@
+"""``svmtool svm_learn`` / ``svmtool svm_classify``: SVMlight 6.02's command lines on svmtool's
+solvers (:mod:`svmtool.solvers.svmlight_train`).
+
+The argument vectors are SVMlight's: options first (each ``-X VALUE``), then the files
+(``svm_learn [options] example_file [model_file]``, model_file defaulting to ``svm_model``;
+``svm_classify [options] example_file model_file [output_file]``, output_file defaulting to
+``svm_predictions``).  ``-`` stands for standard input / output, as everywhere in svmtool.
+
+svm_learn's options and what they become:
+
+* ``-z c|r|p`` classification (C-SVC; ``-b 0``: the bias-free dual), regression (epsilon-SVR,
+  ``-w`` its tube), preference ranking over qid groups (linear kernel only: svmtool has no
+  kernel ranking solver); ``-z o`` / ``-z s`` (SVMlight's own inequalities) are refused;
+* ``-c`` C (default SVMlight's ``1/avg(|x|)^2``), ``-j`` C of the positives as ``C j``, ``-b
+  0|1`` threshold, ``-e`` tolerance of the solver's stopping rule, ``-m`` kernel cache (MB),
+  ``-t 0..3 -d -g -s -r`` the kernel (``-t 4``, SVMlight's compiled-in kernel, is refused), ``-u``
+  is written to the model's header;
+* ``-v N`` verbosity (0: no lines; 2: also the class counts and the objectives), ``-o rho`` of
+  the xi-alpha estimates (printed after every classification run, as SVMlight does), ``-k 0``
+  (depth 0, the only one here);
+* ``-x 1`` (classification): leave-one-out by retraining where the xi-alpha bound cannot
+  decide, SVMlight's pruning (:func:`svmtool.solvers.svmlight_train.leave_one_out`);
+* ``-k`` > 0, ``-i -f -q -n -h -# -y -a -l -p``:
+  no counterpart here, refused with one line naming the option (exit 2), where SVMlight would
+  print its help and exit 0.
+
+The printed lines are SVMlight's, with svmtool's numbers: the iteration count is the SMO's
+(pairs of variables) rather than SVMlight's working-set iterations, maxdiff is the largest KKT
+violation svmtool's solver measures, and SVMlight's count of kernel evaluations is not
+printed.  They go to stdout, to stderr when the model goes to stdout (``-``); ``svmtool -q`` or
+``-v 0`` silences them.  A progress bar on a terminal.  Errors: one line, exit 2.
+
+svm_classify writes one decision value per line (``%.8g``, ``-f 0``: SVMlight's old
+``v:+1 -v:-1`` format) and, when every test label is +1 or -1, SVMlight's accuracy and
+precision / recall lines; when the labels are not all +1 / -1 (a regression model, real
+targets) svmtool adds the mean squared error and the squared correlation of the decision values
+(SVMlight prints nothing then).
+"""
+
+import sys
+import time
+
+import click
+
+from svmtool.cli.common import is_quiet, show_progress, warn
+from svmtool.errors import InputError, ParameterError
+
+# svm_learn's options without a counterpart, and what they are in SVMlight
+NO_COUNTERPART = {
+    "-i": "removing inconsistent training examples and retraining",
+    "-f": "skipping the final optimality check of shrunk variables",
+    "-q": "SVMlight's QP subproblem size (svmtool's quiet mode is 'svmtool -q svm_learn' or -v 0)",
+    "-n": "the number of new variables entering SVMlight's working set",
+    "-h": "SVMlight's shrinking iterations",
+    "-#": "SVMlight's limit of iterations without progress",
+    "-y": "restarting from the alphas of a file",
+    "-a": "writing the alphas to a file",
+    "-l": "the predictions of transductive learning",
+    "-p": "the positive fraction of transductive learning",
+}
+LEARN_OPTIONS = ("-z", "-v", "-b", "-c", "-w", "-j", "-e", "-m", "-t", "-d", "-g", "-s", "-r",
+                 "-u", "-x", "-o", "-k")
+
+LEARN_HELP = """\
+usage: svmtool svm_learn [options] example_file [model_file]
+
+SVMlight 6.02's svm_learn on svmtool's solvers; model_file defaults to svm_model.
+
+  -z {c,r,p}  classification (default), regression, preference ranking (linear kernel)
+  -c float    C (default [avg. |x|]^-2, SVMlight's)
+  -w float    epsilon: width of the regression tube (default 0.1)
+  -j float    cost factor: C of the positive examples is C*j (default 1)
+  -b [0,1]    threshold b in the model (default 1); 0: the hyperplane through the origin
+  -e float    tolerance of the stopping rule (default 0.001)
+  -m int      kernel cache in MB (default 40)
+  -t int      kernel: 0 linear (default), 1 polynomial (s a*b+c)^d, 2 rbf exp(-gamma |a-b|^2),
+              3 sigmoid tanh(s a*b + c)
+  -d int      d of the polynomial kernel (default 3)
+  -g float    gamma of the rbf kernel (default 1)
+  -s float    s of the polynomial / sigmoid kernel (default 1)
+  -r float    c of the polynomial / sigmoid kernel (default 1)
+  -u string   written to the model's header (SVMlight's user-defined kernel parameter)
+  -o float    rho of the xi-alpha estimates (default 1.0); -k 0 their depth (the only one)
+  -x [0,1]    1: leave-one-out estimates (classification), retraining where the xi-alpha
+              bound cannot decide (default 0)
+  -v [0..3]   verbosity (default 1)
+  -?, --help  this help
+
+Options of SVMlight without a counterpart here are refused (exit 2): -i -f -q -n -h -# -y -a
+-l -p, -k > 0, -t 4, -z o, -z s.
+"""
+
+CLASSIFY_HELP = """\
+usage: svmtool svm_classify [options] example_file model_file [output_file]
+
+SVMlight 6.02's svm_classify: one decision value per line to output_file (default
+svm_predictions; - for stdout), then the accuracy and precision/recall on the test set.
+The model: SVMlight's or SVMperf's, or any svmtool model with one decision function.
+
+  -v [0..3]   verbosity (default 2)
+  -f [0,1]    0: old output format of V1.0; 1: the decision value (default)
+  -h, --help  this help
+"""
+
+
+def _split(argv, with_value, prog, help_flags):
+    """SVMlight's argument scan: ``(options, files)``, options as (name, value) pairs."""
+    opts = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in help_flags:
+            return None, None
+        if not a.startswith("-") or a == "-":
+            break
+        if a == "--":
+            i += 1
+            break
+        if len(a) != 2:
+            raise ParameterError(f"{prog}: unrecognized option {a}")
+        if a not in with_value and a not in NO_COUNTERPART:
+            raise ParameterError(f"{prog}: unrecognized option {a}")
+        if i + 1 >= len(argv):
+            raise ParameterError(f"{prog}: option {a} needs a value")
+        opts.append((a, argv[i + 1]))
+        i += 2
+    return opts, list(argv[i:])
+
+
+def _number(opt, text, kind=float):
+    try:
+        v = kind(text)
+    except ValueError:
+        raise ParameterError(f"option {opt} needs {'an integer' if kind is int else 'a number'},"
+                             f" got {text!r}") from None
+    if kind is float and not abs(v) < float("inf"):
+        raise ParameterError(f"option {opt} needs a finite number, got {text!r}")
+    return v
+
+
+def learn_settings(argv):
+    """Everything svm_learn's command line says, checked before any data is read."""
+    from svmtool.solvers.svmlight_train import LightParams
+
+    opts, files = _split(argv, LEARN_OPTIONS, "svm_learn", ("-?", "--help"))
+    if opts is None:
+        return None
+    kw = {}
+    verbosity = 1
+    for opt, val in opts:
+        if opt in NO_COUNTERPART:
+            raise ParameterError(f"svm_learn: option {opt} ({NO_COUNTERPART[opt]}) has no "
+                                 f"counterpart in svmtool")
+        if opt == "-z":
+            if val in ("o", "s"):
+                raise ParameterError(f"svm_learn: -z {val} (SVMlight's optimization of given "
+                                     f"inequalities) has no counterpart in svmtool")
+            if val not in ("c", "r", "p"):
+                raise ParameterError(f"svm_learn: unknown type '{val}': valid types are 'c' "
+                                     f"(classification), 'r' (regression) and 'p' (preference "
+                                     f"ranking)")
+            kw["task"] = val
+        elif opt == "-v":
+            verbosity = _number(opt, val, int)
+        elif opt == "-b":
+            b = _number(opt, val, int)
+            if b not in (0, 1):
+                raise ParameterError(f"svm_learn: -b must be 0 or 1 (got {val})")
+            kw["biased"] = b == 1
+        elif opt == "-c":
+            kw["C"] = _number(opt, val)
+            if kw["C"] < 0:
+                raise ParameterError("svm_learn: the C parameter must be greater than zero")
+        elif opt == "-w":
+            kw["tube"] = _number(opt, val)
+            if kw["tube"] < 0:
+                raise ParameterError("svm_learn: -w (the width of the tube) must be >= 0")
+        elif opt == "-j":
+            kw["cost_ratio"] = _number(opt, val)
+            if not kw["cost_ratio"] > 0:
+                raise ParameterError("svm_learn: the COSTRATIO parameter (-j) must be greater "
+                                     "than zero")
+        elif opt == "-e":
+            kw["eps"] = _number(opt, val)
+            if not kw["eps"] > 0:
+                raise ParameterError("svm_learn: the epsilon parameter (-e) must be greater "
+                                     "than zero")
+        elif opt == "-m":
+            kw["cache_mb"] = float(_number(opt, val, int))
+            if kw["cache_mb"] < 1:
+                raise ParameterError("svm_learn: -m (the kernel cache in MB) must be at least 1")
+        elif opt == "-t":
+            t = _number(opt, val, int)
+            if t == 4:
+                raise ParameterError("svm_learn: -t 4 (SVMlight's user-defined kernel, compiled "
+                                     "from kernel.h) has no counterpart in svmtool")
+            if t not in (0, 1, 2, 3):
+                raise ParameterError(f"svm_learn: -t {val}: unknown kernel type (0 linear, 1 "
+                                     f"polynomial, 2 rbf, 3 sigmoid)")
+            kw["kernel_type"] = t
+        elif opt == "-d":
+            kw["degree"] = _number(opt, val, int)
+        elif opt == "-g":
+            kw["gamma"] = _number(opt, val)
+        elif opt == "-s":
+            kw["coef_lin"] = _number(opt, val)
+        elif opt == "-r":
+            kw["coef_const"] = _number(opt, val)
+        elif opt == "-u":
+            if "#" in val or "\n" in val or not val.strip():
+                raise ParameterError("svm_learn: -u needs a word without '#' (it is written to "
+                                     "the model's header)")
+            kw["custom"] = val
+        elif opt == "-x":
+            x = _number(opt, val, int)
+            if x not in (0, 1):
+                raise ParameterError(f"svm_learn: -x must be 0 or 1 (got {val})")
+            kw["loo"] = x == 1
+        elif opt == "-o":
+            kw["xa_rho"] = _number(opt, val)
+            if kw["xa_rho"] < 0:
+                raise ParameterError("svm_learn: the parameter rho of the xi-alpha estimates "
+                                     "(-o) must be greater than zero")
+        elif opt == "-k":
+            k = _number(opt, val, int)
+            if k != 0:
+                raise ParameterError(f"svm_learn: option -k {val} (the search depth of "
+                                     f"SVMlight's extended xi-alpha estimator) has no "
+                                     f"counterpart in svmtool; only depth 0")
+    lp = LightParams(**kw)
+    if lp.loo and lp.task != "c":
+        raise ParameterError(f"svm_learn: -x 1 with -z {lp.task}: svmtool computes leave-one-out "
+                             f"estimates for classification only (-z c), as SVMlight does")
+    if lp.kernel_type == 1 and not 0 <= lp.degree < 2**31:
+        raise ParameterError(f"svm_learn: -d {lp.degree}: the polynomial degree must be from 0 "
+                             f"to 2^31-1")
+    if not files:
+        raise ParameterError("svm_learn: not enough input parameters: example_file is missing")
+    if len(files) > 2:
+        raise ParameterError(f"svm_learn: unexpected argument {files[2]!r} after example_file "
+                             f"and model_file")
+    return {"params": lp, "verbosity": verbosity, "train": files[0],
+            "model": files[1] if len(files) > 1 else "svm_model"}
+
+
+class _Lines:
+    """SVMlight's report lines: stdout, or stderr when stdout carries a file."""
+
+    def __init__(self, ctx, verbosity, to_stderr=False):
+        self.on = verbosity >= 1 and not is_quiet(ctx)
+        self.verbosity = verbosity
+        self.err = to_stderr
+
+    def __call__(self, text, level=1):
+        if self.on and self.verbosity >= level:
+            click.echo(text, err=self.err)
+
+
+def _counted(n):
+    """SVMlight's running count while reading: 100..200.. (every hundredth example)."""
+    return "".join(f"{k}.." for k in range(100, n + 1, 100))
+
+
+@click.command("svm_learn", add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def learn_command(ctx, argv):
+    """SVMlight's svm_learn command line (svmtool svm_learn --help)."""
+    s = learn_settings(list(argv))
+    if s is None:
+        click.echo(LEARN_HELP, nl=False)
+        return
+    from svmtool.io.lock import locked
+    from svmtool.io.output import open_output
+    from svmtool.io.svmlight import load_data
+    from svmtool.io.svmlight_model import svmlight_text
+    from svmtool.solvers import svmlight_train
+
+    lp = s["params"]
+    say = _Lines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
+    with locked(s["model"], 0.0):
+        prob = load_data(s["train"], progress=show_progress(ctx))
+        say("Scanning examples...done")
+        say(f"Reading examples into memory...{_counted(prob.n_rows)}OK. ({prob.n_rows} examples "
+            f"read)")
+        if prob.n_rows == 0:
+            raise InputError(f"{s['train']}: no training examples")
+        callback, bar = _progress(ctx)
+        t0 = time.process_time()
+        try:
+            res = svmlight_train.train(prob, lp, callback=callback)
+        finally:
+            if bar is not None:
+                bar.close()
+        cpu = time.process_time() - t0
+        st = res.stats
+        if lp.task == "p":
+            say(f"Constructing {st['pairs']} rank constraints...done.")
+        if not res.C_given:
+            say("Setting default regularization parameter C=%.4f" % res.C)
+        if lp.task == "c":
+            say(f"{st['positives']} positive, {st['negatives']} negative, and 0 unlabeled "
+                f"examples.", 2)
+        say(f"Optimizing...done. ({st['iterations']} iterations)")
+        if not st["converged"]:
+            warn(f"svm_learn stopped ({st['stopped'] or 'iteration limit'}) before the stopping "
+                 f"rule was met; the model is the current point")
+        if lp.task == "c":
+            say("Optimization finished (%d misclassified, maxdiff=%.5f)."
+                % (st["misclassified"], st["maxdiff"]))
+        else:
+            say("Optimization finished (maxdiff=%.5f)." % st["maxdiff"])
+        say("Runtime in cpu-seconds: %.2f" % cpu)
+        if lp.task != "p":
+            say(f"Number of SV: {st['n_sv']} (including {st['n_bsv']} at upper bound)")
+        say("L1 loss: loss=%.5f" % st["loss"])
+        say("Norm of weight vector: |w|=%.5f" % st["norm_w"])
+        say("Norm of longest example vector: |x|=%.5f" % st["longest"])
+        if lp.task == "c":
+            say("Estimated VCdim of classifier: VCdim<=%.5f" % st["vcdim"])
+            say("Computing XiAlpha-estimates...done")
+            say("Runtime for XiAlpha-estimates in cpu-seconds: 0.00")
+            for what, sign, key in (("error", "error<=", "xa_error"),
+                                    ("recall", "recall=>", "xa_recall"),
+                                    ("precision", "precision=>", "xa_precision")):
+                say("XiAlpha-estimate of the %s: %s%.2f%% (rho=%.2f,depth=0)"
+                    % (what, sign, st[key], lp.xa_rho))
+        if lp.loo:
+            loo = st["loo"]
+            say("Computing leave-one-out" + loo["marks"])
+            say("Leave-one-out estimate of the error: error=%.2f%%" % loo["error"])
+            say("Leave-one-out estimate of the recall: recall=%.2f%%" % loo["recall"])
+            say("Leave-one-out estimate of the precision: precision=%.2f%%" % loo["precision"])
+            say("Actual leave-one-outs computed:  %d (rho=%.2f)" % (loo["computed"], lp.xa_rho))
+            say("Runtime for leave-one-out in cpu-seconds: %.2f" % loo["cpu"])
+        say("Objective (svmtool): primal=%.10g, dual=%.10g" % (st["primal"], st["dual"]), 2)
+        text = svmlight_text(res.model, res.model.report["n_train"], fmt="svmlight")
+        with open_output(s["model"]) as f:
+            f.write(text)
+        say("Writing model file...done")
+
+
+def _progress(ctx):
+    """A tqdm bar of solver iterations on a terminal (not with -q)."""
+    if not show_progress(ctx):
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(desc="training (svm_learn)", unit=" iter", file=sys.stderr, leave=False)
+    state = {"last": 0}
+
+    def callback(it, info=None):
+        it = int(it)
+        bar.update(max(0, it - state["last"]))
+        state["last"] = it
+
+    return callback, bar
+
+
+@click.command("svm_classify", add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def classify_command(ctx, argv):
+    """SVMlight's svm_classify command line (svmtool svm_classify --help)."""
+    opts, files = _split(list(argv), ("-v", "-f"), "svm_classify", ("-h", "--help"))
+    if opts is None:
+        click.echo(CLASSIFY_HELP, nl=False)
+        return
+    verbosity, pred_format = 2, 1
+    for opt, val in opts:
+        if opt not in ("-v", "-f"):
+            raise ParameterError(f"svm_classify: unrecognized option {opt}")
+        v = _number(opt, val, int)
+        if opt == "-v":
+            verbosity = v
+        else:
+            if v not in (0, 1):
+                raise ParameterError("svm_classify: output format (-f) can only take the values "
+                                     "0 or 1")
+            pred_format = v
+    if len(files) < 2:
+        raise ParameterError("svm_classify: not enough input parameters: example_file and "
+                             "model_file are needed")
+    if len(files) > 3:
+        raise ParameterError(f"svm_classify: unexpected argument {files[3]!r}")
+    test, model_file = files[0], files[1]
+    out_path = files[2] if len(files) > 2 else "svm_predictions"
+    if test == "-" and model_file == "-":
+        raise InputError("example_file and model_file cannot both be read from stdin ('-')")
+
+    import numpy as np
+
+    from svmtool.io.model_io import load_model
+    from svmtool.io.output import open_output
+    from svmtool.io.svmlight import iter_data_chunks
+
+    say = _Lines(ctx, verbosity, to_stderr=out_path == "-")
+    model = load_model(model_file)
+    sign = _sign_of(model, model_file)
+    n_sv = model.total_sv if hasattr(model, "total_sv") else 1
+    say(f"Reading model...OK. ({n_sv} support vectors read)")
+    ys, ds = [], []
+    runtime = 0.0
+    total = 0
+    with open_output(out_path) as out:
+        for chunk in iter_data_chunks(test):
+            t = time.process_time()
+            d = sign * model.decision_function(chunk)[:, 0]
+            runtime += time.process_time() - t
+            ys.append(np.array(chunk.y, dtype=np.float64))
+            ds.append(d)
+            total += len(d)
+            if not len(d):
+                continue
+            if pred_format == 1:
+                out.write("".join("%.8g\n" % v for v in d.tolist()))
+            else:
+                out.write("".join("%.8g:+1 %.8g:-1\n" % (v, -v) if v > 0 else
+                                  "%.8g:-1 %.8g:+1\n" % (-v, v) for v in d.tolist()))
+    y = np.concatenate(ys) if ys else np.zeros(0)
+    d = np.concatenate(ds) if ds else np.zeros(0)
+    say(f"Classifying test examples..{_counted(total)}done", 2)
+    say("Runtime (without IO) in cpu-seconds: %.2f" % runtime, 2)
+    if total == 0:
+        return
+    binary = bool(np.all(np.floor(0.01 + y * y) == 1))
+    if binary:
+        pos = d > 0
+        correct = int(np.count_nonzero(pos & (y > 0)) + np.count_nonzero(~pos & (y < 0)))
+        a = int(np.count_nonzero(pos & (y > 0)))
+        b = int(np.count_nonzero(pos & (y <= 0)))
+        c = int(np.count_nonzero(~pos & (y > 0)))
+        say("Accuracy on test set: %.2f%% (%d correct, %d incorrect, %d total)"
+            % (correct * 100.0 / total, correct, total - correct, total))
+        say("Precision/recall on test set: %s%%/%s%%" % (_pct(a, a + b), _pct(a, a + c)))
+    elif not np.any(y == 0):
+        from svmtool.ops.metrics import RegressionSums
+
+        sums = RegressionSums()
+        sums.add(y, d)
+        say("Mean squared error on test set: %.6g (svmtool; the labels are not all +1/-1)"
+            % sums.mse())
+        say("Squared correlation coefficient on test set: %.6g" % sums.squared_correlation())
+
+
+def _pct(num, den):
+    return "%.2f" % (num * 100.0 / den) if den else "nan"
+
+
+def _sign_of(model, name):
+    """+1, or -1 when a two-class model's decision value > 0 means the smaller label (SVMlight's
+    decision value > 0 means the larger, +1); refuses models with several decision values."""
+    if model.nr_w != 1:
+        raise InputError(f"{name}: svm_classify needs a model with one decision function (two "
+                         f"classes, regression or ranking); this one has {model.nr_w}")
+    labels = getattr(model, "labels", None)
+    if labels is not None and len(labels) == 2 and not model.is_regression():
+        return 1.0 if labels[0] > labels[1] else -1.0
+    return 1.0
