@@ -193,7 +193,7 @@ def train_ranking(problem, params, spec, callback=None, init_model=None):
         if isinstance(v, (int, float, str, bool)) or v is None:
             rep[k] = v
     model.report = {"solver": spec.name, "train_time": elapsed, "classes": [rep],
-                    "ranking": True, "model_format": "svmlight",
+                    "ranking": True, "model_format": "svmperf",
                     "n_train": problem.n_rows,
                     "params": {"C": params.C, "eps": params.eps, "bias": -1.0}}
     return model
