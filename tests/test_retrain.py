@@ -405,6 +405,10 @@ def test_info_kernel_early_and_svmlight(tmp_path):
     assert de["format"] == "svmtool-early" and de["model"] == "early"
     ds = json.loads(run_cli("info", "--json", s).stdout)
     assert ds["format"] == "SVMlight" and ds["weight_vectors"] == 1
+    assert ds["task"] == "classification"
+    r = tmp_path / "r.model"
+    assert run_cli("train", "-q", "-s", "ordinal", HEART, r).returncode == 0
+    assert json.loads(run_cli("info", "--json", r).stdout)["task"] == "ranking"
     text = run_cli("info", k)
     assert text.returncode == 0 and b"support vectors: " in text.stdout
     bad = run_cli("info", HEART)

@@ -37,7 +37,9 @@ def describe(path):
         out["model"] = "linear"
         out["solver_type"] = model.solver_type
         ranking = model.labels is None or (model.report or {}).get("model_format") == "svmlight"
-        if model.is_regression():
+        if (model.report or {}).get("ranking"):
+            out["task"] = "ranking"      # read from a tagged SVMlight/SVMperf ranking file
+        elif model.is_regression():
             out["task"] = "regression"
         elif model.is_oneclass():
             out["task"] = "one-class"
