@@ -21,7 +21,8 @@ from conftest import DATA, run_cli
 from svmtool import api
 from svmtool.engine.blocks import BlockOracle
 from svmtool.engine.local import LocalOracle
-from svmtool.io.cache import CacheWriter, load_cache, save_cache
+from svmtool.io.cache import load_cache, save_cache
+from svmtool.io.cache_stream import CacheWriter
 from svmtool.io.svmlight import load_data, load_svmlight
 from svmtool.problem import Problem, with_bias
 

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from svmtool.errors import CacheFormatError
-from svmtool.io.cache import (CacheWriter, load_cache, read_shard_index, save_cache,
-                              shard_bounds, write_shards)
+from svmtool.io.cache import load_cache, save_cache
+from svmtool.io.cache_stream import CacheWriter
+from svmtool.io.shards import read_shard_index, shard_bounds, write_shards
 from svmtool.io.svmlight import iter_svmlight_chunks, load_svmlight
 from svmtool.io.writer import dump_svmlight
 from svmtool.problem import Problem

@@ -28,7 +28,7 @@ MODES = ("memory", "out-of-core", "dask:2")
 
 def build_caches(train, rows_list, folder, seed=1, log=None):
     """[(rows, path)]: caches of ``rows`` rows from copies of ``train`` in different orders."""
-    from svmtool.io.cache import CacheWriter
+    from svmtool.io.cache_stream import CacheWriter
     from svmtool.io.svmlight import load_data
 
     src = load_data(train)

@@ -237,7 +237,7 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
     import os
     import time
 
-    from svmtool.io.cache import stream_cache
+    from svmtool.io.cache_stream import stream_cache
     from svmtool.io.svmlight import iter_data_chunks
 
     t0 = time.perf_counter()
@@ -275,7 +275,7 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
                   f"{facts['nnz']} non-zeros; wrote {'the whole ' if tmp else ''}cache "
                   f"({facts['bytes']} bytes) in {time.perf_counter() - t0:.3f} s", quiet)
         if tmp is not None:
-            from svmtool.io.cache import write_shards
+            from svmtool.io.shards import write_shards
 
             t1 = time.perf_counter()
             index = write_shards(tmp, output_path, shards)
@@ -292,7 +292,8 @@ def _write_shards(ctx, prob, output_path, shards, quiet):
     import os
     import tempfile
 
-    from svmtool.io.cache import save_cache, write_shards
+    from svmtool.io.cache import save_cache
+    from svmtool.io.shards import write_shards
 
     folder = os.path.dirname(os.path.abspath(output_path))
     fd, tmp = tempfile.mkstemp(prefix=".svmtool-whole-", suffix=".cache", dir=folder)

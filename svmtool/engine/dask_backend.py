@@ -7,7 +7,7 @@ the transfers and the recovery; this module only decides what runs where:
 * :class:`Session` opens the cluster -- ``local:N`` starts a LocalCluster of N single-threaded
   worker processes on the loopback interface (closed with the session), anything else is the
   address of a running scheduler -- and cuts a cache into one row range per worker (about equal
-  stored values, :func:`svmtool.io.cache.shard_bounds`);
+  stored values, :func:`svmtool.io.shards.shard_bounds`);
 * :class:`Shard` is what a worker keeps for the whole run: the row range of the cache mapped
   read-only from a path every worker can read (nothing is sent but the path and two row
   numbers), with a :class:`svmtool.engine.blocks.BlockOracle` streaming it in blocks.  A Shard
@@ -144,7 +144,8 @@ class Session:
     def shards(self, path, bias, block_values):
         """One shard future per worker (row ranges of about equal stored values), created once
         per (path, bias) and kept for the session."""
-        from svmtool.io.cache import load_cache, shard_bounds
+        from svmtool.io.cache import load_cache
+        from svmtool.io.shards import shard_bounds
 
         key = (path, float(bias), int(block_values))
         if key not in self._shards:

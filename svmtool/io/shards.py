@@ -1,0 +1,126 @@
+"""Shards: row ranges of a binary cache, each a cache of its own, named by a JSON index file
+(``svmtool convert --shards N``) that the workers of a cluster read from a shared path.
+"""
+
+import os
+
+import numpy as np
+
+from svmtool.errors import CacheFormatError
+from svmtool.io.cache import cache_info, load_cache, save_cache
+from svmtool.io.output import open_output
+from svmtool.problem import Problem
+
+
+SHARD_INDEX_FORMAT = "svmtool-shards"
+SHARD_INDEX_VERSION = 1
+
+
+def shard_bounds(indptr, n_shards):
+    """Row limits (``n_shards + 1`` ints) of contiguous row ranges with about equal stored
+    values (and at least one row each while there are rows enough)."""
+    n_rows = len(indptr) - 1
+    n_shards = max(1, min(int(n_shards), max(n_rows, 1)))
+    total = int(indptr[-1]) - int(indptr[0])
+    cuts = [0]
+    for k in range(1, n_shards):
+        target = int(indptr[0]) + total * k // n_shards
+        r = int(np.searchsorted(indptr, target, side="left"))
+        r = min(max(r, cuts[-1] + 1), n_rows - (n_shards - k))
+        cuts.append(r)
+    cuts.append(n_rows)
+    return cuts
+
+
+def shard_names(index_path, n_shards):
+    """The shard file names (without folder) that :func:`write_shards` uses for ``index_path``."""
+    base = os.path.basename(os.fspath(index_path))
+    for suffix in (".json", ".shards", ".index"):
+        if base.lower().endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    return [f"{base}-{i:05d}-of-{n_shards:05d}.cache" for i in range(n_shards)]
+
+
+def write_shards(cache_path, index_path, n_shards, *, checksum=True):
+    """Split the cache ``cache_path`` into ``n_shards`` row-range caches beside ``index_path``
+    and write the index (JSON) naming them; the shard paths in the index are relative to the
+    index's folder, so the folder can be mounted anywhere (a cluster's shared path).
+
+    Every shard keeps the whole data set's ``n_features``.  Memory: one shard's row pointers
+    (the arrays are copied from the mapped cache).  Returns the index as a dict."""
+    import json
+
+    prob = load_cache(cache_path, mmap="r")
+    cuts = shard_bounds(prob.indptr, n_shards)
+    n_shards = len(cuts) - 1
+    folder = os.path.dirname(os.path.abspath(os.fspath(index_path)))
+    names = shard_names(index_path, n_shards)
+    shards = []
+    for k in range(n_shards):
+        a, b = cuts[k], cuts[k + 1]
+        lo, hi = int(prob.indptr[a]), int(prob.indptr[b])
+        # save_cache takes the rows' values from indptr's positions in the whole arrays
+        part = Problem(prob.indptr[a:b + 1], prob.indices, prob.data, prob.y[a:b],
+                       prob.n_features, qid=None if prob.qid is None else prob.qid[a:b],
+                       comments=None if prob.comments is None else prob.comments[a:b])
+        save_cache(part, os.path.join(folder, names[k]), checksum=checksum)
+        shards.append({"path": names[k], "rows": [a, b], "nnz": hi - lo,
+                       "bytes": os.path.getsize(os.path.join(folder, names[k]))})
+    index = {"format": SHARD_INDEX_FORMAT, "version": SHARD_INDEX_VERSION,
+             "n_rows": prob.n_rows, "n_features": int(prob.n_features), "nnz": prob.nnz,
+             "qid": prob.qid is not None, "shards": shards}
+    text = json.dumps(index, indent=1) + "\n"
+    with open_output(index_path, "w") as f:
+        f.write(text)
+    return index
+
+
+def is_shard_index(first_bytes) -> bool:
+    """True when ``first_bytes`` (a file's first bytes) look like a shard index."""
+    head = bytes(first_bytes[:256]).lstrip()
+    return head.startswith(b"{") and SHARD_INDEX_FORMAT.encode() in head
+
+
+def read_shard_index(path):
+    """The shard index at ``path`` as a dict whose shard ``path`` entries are made absolute
+    (relative to the index's folder); every shard's header is checked against it (missing,
+    truncated or foreign shards are CacheFormatError naming the shard)."""
+    import json
+
+    name = os.fspath(path)
+    with open(name, "rb") as f:
+        raw = f.read(1 << 24)
+    try:
+        index = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise CacheFormatError(name, f"not a shard index ({e})") from None
+    if not isinstance(index, dict) or index.get("format") != SHARD_INDEX_FORMAT:
+        raise CacheFormatError(name, "not a shard index (no \"format\": \"svmtool-shards\")")
+    if int(index.get("version", 0)) > SHARD_INDEX_VERSION:
+        raise CacheFormatError(name, f"shard index version {index.get('version')} is newer "
+                                     f"than this svmtool reads ({SHARD_INDEX_VERSION})")
+    folder = os.path.dirname(os.path.abspath(name))
+    try:
+        shards = index["shards"]
+        n_features = int(index["n_features"])
+        row = 0
+        for sh in shards:
+            sh["path"] = os.path.join(folder, sh["path"])
+            a, b = (int(v) for v in sh["rows"])
+            if a != row or b < a:
+                raise CacheFormatError(name, f"shard {sh['path']}: rows {a}..{b} do not follow "
+                                             f"row {row}")
+            row = b
+            if not os.path.exists(sh["path"]):
+                raise CacheFormatError(name, f"shard {sh['path']} is missing")
+            info = cache_info(sh["path"])
+            if info["n_rows"] != b - a or info["n_features"] != n_features:
+                raise CacheFormatError(sh["path"], "shard does not match its index "
+                                                   f"({name})")
+        if row != int(index["n_rows"]):
+            raise CacheFormatError(name, f"the shards hold {row} rows, the index says "
+                                         f"{index['n_rows']}")
+    except (KeyError, TypeError, ValueError) as e:
+        raise CacheFormatError(name, f"corrupt shard index ({e!r})") from None
+    return index
