@@ -56,3 +56,62 @@ quiet_option = click.option("-q", "--quiet", "quiet", is_flag=True, callback=not
                             help="Quiet mode: no progress, no report and no warnings on stderr.")
 zero_based_option = click.option("--zero-based", is_flag=True,
                                   help="Feature indices in text input start at 0, not 1.")
+
+
+def classify_files(prog, files):
+    """``(example_file, model_file, output_file)`` of SVMlight's and SVMperf's classify programs
+    (``PROG example_file model_file [output_file]``, output ``svm_predictions`` by default)."""
+    from svmtool.errors import InputError, ParameterError
+
+    if len(files) < 2:
+        raise ParameterError(f"{prog}: not enough input parameters: example_file and "
+                             f"model_file are needed")
+    if len(files) > 3:
+        raise ParameterError(f"{prog}: unexpected argument {files[3]!r}")
+    test, model_file = files[0], files[1]
+    if test == "-" and model_file == "-":
+        raise InputError("example_file and model_file cannot both be read from stdin ('-')")
+    return test, model_file, files[2] if len(files) > 2 else "svm_predictions"
+
+
+def scan_options(argv, with_value, no_counterpart, prog, help_flags, long_options=False):
+    """The argument scan of Joachims' programs (SVMlight, SVMperf): options first, each a flag
+    followed by its value, then the file names.  Returns ``(options, files)``, options as
+    ``(name, value)`` pairs in order, or ``(None, None)`` when a help flag came first.
+    ``long_options``: also SVMperf's ``--b``-style options (two dashes, one letter)."""
+    from svmtool.errors import ParameterError
+
+    opts = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in help_flags:
+            return None, None
+        if not a.startswith("-") or a == "-":
+            break
+        if a == "--":
+            i += 1
+            break
+        short = len(a) == 2 or (long_options and a.startswith("--") and len(a) == 3)
+        if not short or (a not in with_value and a not in no_counterpart):
+            raise ParameterError(f"{prog}: unrecognized option {a}")
+        if i + 1 >= len(argv):
+            raise ParameterError(f"{prog}: option {a} needs a value")
+        opts.append((a, argv[i + 1]))
+        i += 2
+    return opts, list(argv[i:])
+
+
+def option_number(opt, text, kind=float):
+    """An option's value as ``kind`` (int or a finite float), or a ParameterError naming it."""
+    from svmtool.errors import ParameterError
+
+    try:
+        v = kind(text)
+    except ValueError:
+        raise ParameterError(f"option {opt} needs {'an integer' if kind is int else 'a number'},"
+                             f" got {text!r}") from None
+    if kind is float and not abs(v) < float("inf"):
+        raise ParameterError(f"option {opt} needs a finite number, got {text!r}")
+    return v
+

@@ -42,7 +42,8 @@ import time
 
 import click
 
-from svmtool.cli.common import is_quiet, show_progress, warn
+from svmtool.cli.common import (classify_files, is_quiet, option_number, scan_options,
+                                show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 # svm_learn's options without a counterpart, and what they are in SVMlight
@@ -103,46 +104,11 @@ The model: SVMlight's or SVMperf's, or any svmtool model with one decision funct
 """
 
 
-def _split(argv, with_value, prog, help_flags):
-    """SVMlight's argument scan: ``(options, files)``, options as (name, value) pairs."""
-    opts = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in help_flags:
-            return None, None
-        if not a.startswith("-") or a == "-":
-            break
-        if a == "--":
-            i += 1
-            break
-        if len(a) != 2:
-            raise ParameterError(f"{prog}: unrecognized option {a}")
-        if a not in with_value and a not in NO_COUNTERPART:
-            raise ParameterError(f"{prog}: unrecognized option {a}")
-        if i + 1 >= len(argv):
-            raise ParameterError(f"{prog}: option {a} needs a value")
-        opts.append((a, argv[i + 1]))
-        i += 2
-    return opts, list(argv[i:])
-
-
-def _number(opt, text, kind=float):
-    try:
-        v = kind(text)
-    except ValueError:
-        raise ParameterError(f"option {opt} needs {'an integer' if kind is int else 'a number'},"
-                             f" got {text!r}") from None
-    if kind is float and not abs(v) < float("inf"):
-        raise ParameterError(f"option {opt} needs a finite number, got {text!r}")
-    return v
-
-
 def learn_settings(argv):
     """Everything svm_learn's command line says, checked before any data is read."""
     from svmtool.solvers.svmlight_train import LightParams
 
-    opts, files = _split(argv, LEARN_OPTIONS, "svm_learn", ("-?", "--help"))
+    opts, files = scan_options(argv, LEARN_OPTIONS, NO_COUNTERPART, "svm_learn", ("-?", "--help"))
     if opts is None:
         return None
     kw = {}
@@ -161,36 +127,36 @@ def learn_settings(argv):
                                      f"ranking)")
             kw["task"] = val
         elif opt == "-v":
-            verbosity = _number(opt, val, int)
+            verbosity = option_number(opt, val, int)
         elif opt == "-b":
-            b = _number(opt, val, int)
+            b = option_number(opt, val, int)
             if b not in (0, 1):
                 raise ParameterError(f"svm_learn: -b must be 0 or 1 (got {val})")
             kw["biased"] = b == 1
         elif opt == "-c":
-            kw["C"] = _number(opt, val)
+            kw["C"] = option_number(opt, val)
             if kw["C"] < 0:
                 raise ParameterError("svm_learn: the C parameter must be greater than zero")
         elif opt == "-w":
-            kw["tube"] = _number(opt, val)
+            kw["tube"] = option_number(opt, val)
             if kw["tube"] < 0:
                 raise ParameterError("svm_learn: -w (the width of the tube) must be >= 0")
         elif opt == "-j":
-            kw["cost_ratio"] = _number(opt, val)
+            kw["cost_ratio"] = option_number(opt, val)
             if not kw["cost_ratio"] > 0:
                 raise ParameterError("svm_learn: the COSTRATIO parameter (-j) must be greater "
                                      "than zero")
         elif opt == "-e":
-            kw["eps"] = _number(opt, val)
+            kw["eps"] = option_number(opt, val)
             if not kw["eps"] > 0:
                 raise ParameterError("svm_learn: the epsilon parameter (-e) must be greater "
                                      "than zero")
         elif opt == "-m":
-            kw["cache_mb"] = float(_number(opt, val, int))
+            kw["cache_mb"] = float(option_number(opt, val, int))
             if kw["cache_mb"] < 1:
                 raise ParameterError("svm_learn: -m (the kernel cache in MB) must be at least 1")
         elif opt == "-t":
-            t = _number(opt, val, int)
+            t = option_number(opt, val, int)
             if t == 4:
                 raise ParameterError("svm_learn: -t 4 (SVMlight's user-defined kernel, compiled "
                                      "from kernel.h) has no counterpart in svmtool")
@@ -199,30 +165,30 @@ def learn_settings(argv):
                                      f"polynomial, 2 rbf, 3 sigmoid)")
             kw["kernel_type"] = t
         elif opt == "-d":
-            kw["degree"] = _number(opt, val, int)
+            kw["degree"] = option_number(opt, val, int)
         elif opt == "-g":
-            kw["gamma"] = _number(opt, val)
+            kw["gamma"] = option_number(opt, val)
         elif opt == "-s":
-            kw["coef_lin"] = _number(opt, val)
+            kw["coef_lin"] = option_number(opt, val)
         elif opt == "-r":
-            kw["coef_const"] = _number(opt, val)
+            kw["coef_const"] = option_number(opt, val)
         elif opt == "-u":
             if "#" in val or "\n" in val or not val.strip():
                 raise ParameterError("svm_learn: -u needs a word without '#' (it is written to "
                                      "the model's header)")
             kw["custom"] = val
         elif opt == "-x":
-            x = _number(opt, val, int)
+            x = option_number(opt, val, int)
             if x not in (0, 1):
                 raise ParameterError(f"svm_learn: -x must be 0 or 1 (got {val})")
             kw["loo"] = x == 1
         elif opt == "-o":
-            kw["xa_rho"] = _number(opt, val)
+            kw["xa_rho"] = option_number(opt, val)
             if kw["xa_rho"] < 0:
                 raise ParameterError("svm_learn: the parameter rho of the xi-alpha estimates "
                                      "(-o) must be greater than zero")
         elif opt == "-k":
-            k = _number(opt, val, int)
+            k = option_number(opt, val, int)
             if k != 0:
                 raise ParameterError(f"svm_learn: option -k {val} (the search depth of "
                                      f"SVMlight's extended xi-alpha estimator) has no "
@@ -364,7 +330,8 @@ def _progress(ctx):
 @click.pass_context
 def classify_command(ctx, argv):
     """SVMlight's svm_classify command line (svmtool svm_classify --help)."""
-    opts, files = _split(list(argv), ("-v", "-f"), "svm_classify", ("-h", "--help"))
+    opts, files = scan_options(list(argv), ("-v", "-f"), NO_COUNTERPART, "svm_classify",
+                               ("-h", "--help"))
     if opts is None:
         click.echo(CLASSIFY_HELP, nl=False)
         return
@@ -372,7 +339,7 @@ def classify_command(ctx, argv):
     for opt, val in opts:
         if opt not in ("-v", "-f"):
             raise ParameterError(f"svm_classify: unrecognized option {opt}")
-        v = _number(opt, val, int)
+        v = option_number(opt, val, int)
         if opt == "-v":
             verbosity = v
         else:
@@ -380,15 +347,7 @@ def classify_command(ctx, argv):
                 raise ParameterError("svm_classify: output format (-f) can only take the values "
                                      "0 or 1")
             pred_format = v
-    if len(files) < 2:
-        raise ParameterError("svm_classify: not enough input parameters: example_file and "
-                             "model_file are needed")
-    if len(files) > 3:
-        raise ParameterError(f"svm_classify: unexpected argument {files[3]!r}")
-    test, model_file = files[0], files[1]
-    out_path = files[2] if len(files) > 2 else "svm_predictions"
-    if test == "-" and model_file == "-":
-        raise InputError("example_file and model_file cannot both be read from stdin ('-')")
+    test, model_file, out_path = classify_files("svm_classify", files)
 
     import numpy as np
 

@@ -33,7 +33,8 @@ import time
 
 import click
 
-from svmtool.cli.common import is_quiet, show_progress, warn
+from svmtool.cli.common import (classify_files, is_quiet, option_number, scan_options,
+                                show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 LOSSES = {1: "f1", 2: "errorrate", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "rocarea"}
@@ -97,47 +98,14 @@ two-class linear model svmtool reads) and writes one decision value per line to 
 """
 
 
-def _split(argv, with_value, prog):
-    """SVMperf's argument scan: ``(options, files)``; options are (name, value) pairs in order."""
-    opts = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a in ("--help", "-?"):
-            return None, None
-        if not a.startswith("-") or a == "-":
-            break
-        if a == "--":
-            i += 1
-            break
-        if not (len(a) == 2 or (a.startswith("--") and len(a) == 3)):
-            raise ParameterError(f"{prog}: unrecognized option {a}")
-        if i + 1 >= len(argv):
-            raise ParameterError(f"{prog}: option {a} needs a value")
-        if a not in with_value and a not in NO_COUNTERPART:
-            raise ParameterError(f"{prog}: unrecognized option {a}")
-        opts.append((a, argv[i + 1]))
-        i += 2
-    return opts, list(argv[i:])
-
-
-def _number(opt, text, kind=float):
-    try:
-        v = kind(text)
-    except ValueError:
-        raise ParameterError(f"option {opt} needs a number, got {text!r}") from None
-    if kind is float and v != v:
-        raise ParameterError(f"option {opt} needs a number, got {text!r}")
-    return v
-
-
 LEARN_OPTIONS = ("-c", "-e", "-l", "-w", "-o", "-p", "-t", "-d", "-g", "-s", "-r", "-u", "-v",
                  "-y", "--b", "--p")
 
 
 def learn_settings(argv):
     """Everything the command line says, checked before any data is read: a dict."""
-    opts, files = _split(argv, LEARN_OPTIONS, "svm_perf_learn")
+    opts, files = scan_options(argv, LEARN_OPTIONS, NO_COUNTERPART, "svm_perf_learn",
+                               ("--help", "-?"), long_options=True)
     if opts is None:
         return None
     s = {"C": None, "eps": 0.1, "loss": 2, "alg": 9, "bias": 1.0, "k_fraction": 0.0,
@@ -147,39 +115,39 @@ def learn_settings(argv):
             raise ParameterError(f"svm_perf_learn: option {opt} ({NO_COUNTERPART[opt]}) has no "
                                  f"counterpart in svmtool")
         if opt == "-c":
-            s["C"] = _number(opt, val)
+            s["C"] = option_number(opt, val)
         elif opt == "-e":
-            s["eps"] = _number(opt, val)
+            s["eps"] = option_number(opt, val)
         elif opt == "-l":
-            s["loss"] = _number(opt, val, int)
+            s["loss"] = option_number(opt, val, int)
         elif opt == "-w":
-            s["alg"] = _number(opt, val, int)
+            s["alg"] = option_number(opt, val, int)
         elif opt == "-o":
-            if _number(opt, val, int) != 2:
+            if option_number(opt, val, int) != 2:
                 raise ParameterError(f"svm_perf_learn: -o {val}: only margin rescaling (-o 2) "
                                      f"is implemented in svmtool")
         elif opt == "-p":
-            if _number(opt, val, int) != 1:
+            if option_number(opt, val, int) != 1:
                 raise ParameterError(f"svm_perf_learn: -p {val}: only the L1-norm of the slack "
                                      f"(-p 1) is implemented in svmtool")
         elif opt == "-t":
-            if _number(opt, val, int) != 0:
+            if option_number(opt, val, int) != 0:
                 raise ParameterError(f"svm_perf_learn: -t {val}: svmtool's svm_perf_learn "
                                      f"trains linear models only (-t 0)")
         elif opt == "-d":
-            s["kernel_header"][0] = _number(opt, val, int)
+            s["kernel_header"][0] = option_number(opt, val, int)
         elif opt in ("-g", "-s", "-r"):
-            s["kernel_header"][{"-g": 1, "-s": 2, "-r": 3}[opt]] = _number(opt, val)
+            s["kernel_header"][{"-g": 1, "-s": 2, "-r": 3}[opt]] = option_number(opt, val)
         elif opt == "-u":
             s["kernel_header"][4] = val
         elif opt == "-v":
-            s["verbosity"] = _number(opt, val, int)
+            s["verbosity"] = option_number(opt, val, int)
         elif opt == "-y":
-            _number(opt, val, int)
+            option_number(opt, val, int)
         elif opt == "--b":
-            s["bias"] = _number(opt, val)
+            s["bias"] = option_number(opt, val)
         elif opt == "--p":
-            s["k_fraction"] = _number(opt, val)
+            s["k_fraction"] = option_number(opt, val)
     if s["C"] is None or not s["C"] > 0 or s["C"] == float("inf"):
         raise ParameterError("svm_perf_learn: you have to specify a value for the parameter "
                              "'-c' (C > 0), as in SVMperf")
@@ -330,7 +298,8 @@ CLASSIFY_OPTIONS = ("-v", "-y")
 @click.pass_context
 def classify_command(ctx, argv):
     """SVMperf's svm_perf_classify command line (svmtool svm_perf_classify --help)."""
-    opts, files = _split(list(argv), CLASSIFY_OPTIONS, "svm_perf_classify")
+    opts, files = scan_options(list(argv), CLASSIFY_OPTIONS, NO_COUNTERPART,
+                               "svm_perf_classify", ("--help", "-?"), long_options=True)
     if opts is None:
         click.echo(CLASSIFY_HELP, nl=False)
         return
@@ -339,18 +308,10 @@ def classify_command(ctx, argv):
         if opt in NO_COUNTERPART or opt not in CLASSIFY_OPTIONS:
             raise ParameterError(f"svm_perf_classify: option {opt} has no counterpart in "
                                  f"svmtool")
-        v = _number(opt, val, int)
+        v = option_number(opt, val, int)
         if opt == "-v":
             verbosity = v
-    if len(files) < 2:
-        raise ParameterError("svm_perf_classify: not enough input parameters: example_file and "
-                             "model_file are needed")
-    if len(files) > 3:
-        raise ParameterError(f"svm_perf_classify: unexpected argument {files[3]!r}")
-    test, model_file = files[0], files[1]
-    out_path = files[2] if len(files) > 2 else "svm_predictions"
-    if test == "-" and model_file == "-":
-        raise InputError("example_file and model_file cannot both be read from stdin ('-')")
+    test, model_file, out_path = classify_files("svm_perf_classify", files)
 
     import numpy as np
 
