@@ -68,6 +68,36 @@ def test_extreme_values(solver):
     assert not np.any(np.isnan(model.w))
 
 
+@pytest.mark.parametrize("solver", ["cp", "ocas", "tca", "ordinal", "ocas-mc"])
+def test_cutting_plane_with_a_huge_c_stops_with_a_warning(tmp_path, solver):
+    """-c 1e12 -e 1e-12: the cutting-plane family's lower bound is still ~1e-8 of the objective
+    after 100 iterations (their iteration count grows with C); the run stops there with the best
+    point, one warning and exit 0, instead of running for hours."""
+    model = tmp_path / "m"
+    r = run("train", "-s", solver, "-c", "1e12", "-e", "1e-12", DATA / "heart_scale", model,
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.decode().splitlines() if ln.startswith("svmtool: warning:")]
+    assert len(warnings) == 1 and "stopped at iteration 100" in warnings[0]
+    assert "C is too large for the cutting-plane solvers" in warnings[0]
+    assert model.stat().st_size > 0
+    quiet = run("-q", "train", "-s", solver, "-c", "1e12", "-e", "1e-12", DATA / "heart_scale",
+                tmp_path / "q", timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == b""
+
+
+@pytest.mark.parametrize("solver", ["cp", "ocas"])
+def test_a_large_but_workable_c_is_not_stopped(solver):
+    """C = 1e4 on heart_scale is slow for the cutting planes (hundreds of iterations) but
+    converges: the no-progress stop must not fire (its bound is far above 1e-6 of the objective
+    after 100 iterations)."""
+    from svmtool.io.svmlight import load_data
+
+    model = api.train(load_data(str(DATA / "heart_scale")), solver=solver, C=1e4)
+    rep = model.report["classes"][0]
+    assert rep["converged"] and rep["iterations"] > 100 and "stopped" not in rep
+
+
 def test_overflowing_values_never_give_a_nan_model(tmp_path):
     """x'x of a row holding 1e300 overflows.  A solver whose model would then hold nan or inf
     (lr-dual, one-class, the kernel solvers) stops with one line naming the data, exit 2, and

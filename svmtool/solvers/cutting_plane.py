@@ -35,7 +35,7 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet
+from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
 
 DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
@@ -115,6 +115,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
     stopped = None
     it = 0
     primal = np.inf
+    best = np.inf
     violation = np.inf
     max_ws = 0
     while True:
@@ -129,6 +130,10 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
             converged = True
             break
         if it >= max_iter:
+            break
+        best = min(best, primal)
+        if no_progress(it, lower, best):
+            stopped = "no progress"
             break
         if it > 0 and time_up(deadline):
             stopped = STOPPED_TIME
@@ -159,7 +164,9 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         "time_line_search": 0.0,
         "time_other": total - t_pass - t_qp,
         "solve_time": total,
-        "warning": None if converged else time_limit_warning("cp", it) if stopped else (
+        "warning": None if converged else no_progress_warning(
+            "cp", it, lower, best, eps) if stopped == "no progress" else
+        time_limit_warning("cp", it) if stopped else (
             f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
             f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
     }

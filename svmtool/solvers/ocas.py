@@ -36,7 +36,7 @@ from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
 from svmtool.solvers.linesearch import make_search
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet
+from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -94,6 +94,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         if it > max_iter:
             it -= 1
             break
+        if no_progress(it - 1, lower, best_F):
+            it -= 1
+            stopped = "no progress"
+            break
         if it > 1 and time_up(deadline):
             it -= 1
             stopped = STOPPED_TIME
@@ -150,8 +154,9 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         "time_line_search": t_ls,
         "time_other": total - t_pass - t_qp - t_ls,
         "solve_time": total,
-        "warning": None if converged else time_limit_warning(
-            name, it, "the best point found") if stopped else (
+        "warning": None if converged else no_progress_warning(
+            name, it, lower, best_F, eps) if stopped == "no progress" else
+        time_limit_warning(name, it, "the best point found") if stopped else (
             f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
             f"gap eps={eps:g} was met; raise --max-iter or -e"),
     }
