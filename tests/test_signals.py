@@ -149,3 +149,25 @@ def test_reader_of_stdout_going_away_is_a_quiet_exit(model):
     assert p.wait(60) == 128 + signal.SIGPIPE
     assert p.stderr.read() == b""
     p.stderr.close()
+
+
+def test_a_signal_wrapped_by_a_library_is_still_the_signal(monkeypatch, capsys):
+    """The handler's Interrupted may come out of a library as another exception (numba's
+    compiler wraps what is raised while it works): the exit status and the line are still the
+    signal's, never a traceback and exit 1."""
+    import svmtool.cli as cli_module
+
+    def interrupted_then_wrapped(args):
+        cli_module._SIGNAL_STATE["raised"] = signal.SIGTERM
+        raise RuntimeError("a library's wrapper of the handler's exception")
+
+    monkeypatch.setattr(cli_module, "_run", interrupted_then_wrapped)
+    assert cli_module.run(["predict"]) == 143
+    assert capsys.readouterr().err == "svmtool: error: interrupted by SIGTERM\n"
+
+    def plain_bug(args):
+        raise RuntimeError("no signal: a bug stays a bug")
+
+    monkeypatch.setattr(cli_module, "_run", plain_bug)
+    with pytest.raises(RuntimeError):
+        cli_module.run(["predict"])

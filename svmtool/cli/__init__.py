@@ -99,14 +99,18 @@ def _fail(message, code):
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
+_SIGNAL_STATE = {"raised": None}     # the signal number the handler has raised for, if any
+
+
 def _install_signal_handlers():
     """Make SIGINT/SIGTERM/SIGHUP raise Interrupted (once); returns what to restore."""
-    state = {"raised": False}
+    state = _SIGNAL_STATE
+    state["raised"] = None
 
     def handler(signum, frame):
-        if state["raised"]:
+        if state["raised"] is not None:
             return                   # a second signal must not cut the clean-up short
-        state["raised"] = True
+        state["raised"] = signum
         raise Interrupted(signum)
 
     previous = {}
@@ -150,6 +154,14 @@ def run(args=None):
             warnings.showwarning = show_warning
             return _run(args)
     except Interrupted as e:         # a signal that came just before or after the command
+        return _fail(str(e), e.exit_code)
+    except Exception:
+        signum = _SIGNAL_STATE["raised"]
+        if signum is None:
+            raise
+        # the Interrupted of a signal came out as another error (a library that wraps what
+        # its callee raised, numba's compiler for one): it is still the signal
+        e = Interrupted(signum)
         return _fail(str(e), e.exit_code)
     finally:
         _restore_signal_handlers(previous)
