@@ -23,7 +23,7 @@ HEART = DATA / "heart_scale"
 OLD = b"the previous model\n"
 
 
-def _refused(tmp_path, args, want, stdin=None):
+def assert_refused(tmp_path, args, want, stdin=None):
     """Run with an existing MODEL/OUTPUT path ``tmp_path/out``: exit 2, one line == want, and
     the folder as it was."""
     out = tmp_path / "out"
@@ -44,8 +44,8 @@ def test_truncated_compressed_input(tmp_path, kind, compress):
     src.write_bytes(packed)
     tail = f"truncated {kind} stream after 50000 bytes (the file ends before the end of the " \
            f"compressed data)"
-    _refused(tmp_path, ["train", "-q", src, "OUT"], f"{src}: {tail}")
-    _refused(tmp_path, ["train", "-q", "-", "OUT"], f"<stdin>: {tail}", stdin=packed)
+    assert_refused(tmp_path, ["train", "-q", src, "OUT"], f"{src}: {tail}")
+    assert_refused(tmp_path, ["train", "-q", "-", "OUT"], f"<stdin>: {tail}", stdin=packed)
 
 
 def _models(tmp_path):
@@ -78,14 +78,14 @@ def test_model_with_a_non_finite_number_is_refused(tmp_path, bad):
     for name, lines, number, reason in cases:
         bad_model = tmp_path / f"bad-{name}.model"
         bad_model.write_text("\n".join(lines))
-        _refused(tmp_path, ["predict", "-q", HEART, bad_model, "OUT"],
+        assert_refused(tmp_path, ["predict", "-q", HEART, bad_model, "OUT"],
                  f"{bad_model}:{number}: {reason}")
 
 
 def test_non_integer_label_refused_for_classification_only(tmp_path):
     data = tmp_path / "d.svm"
     data.write_text("1 1:1\n1.5 2:1\n-1 3:1\n2 1:0.5\n")
-    _refused(tmp_path, ["train", "-q", data, "OUT"],
+    assert_refused(tmp_path, ["train", "-q", data, "OUT"],
              f"{data}:2: label '1.5' is not a class label (an integer from -2147483648 to "
              f"2147483647): -s dcd-l2 is a classification solver; for real-valued targets use "
              f"a regression solver (-s svr-l2, svr-l2-dual, svr-l1-dual) or -s ordinal")
@@ -99,7 +99,7 @@ def test_non_integer_label_refused_for_classification_only(tmp_path):
 def test_feature_index_beyond_a_model_refused_at_read_time(tmp_path):
     data = tmp_path / "d.svm"
     data.write_text("1 3:1\n-1 2147483648:1\n")
-    _refused(tmp_path, ["train", "-q", data, "OUT"],
+    assert_refused(tmp_path, ["train", "-q", data, "OUT"],
              f"{data}:2: feature index in '2147483648:1' is beyond what a model can hold "
              f"(at most 2147483647 features, LIBLINEAR's int)")
     ok = tmp_path / "ok.svm"
@@ -117,7 +117,7 @@ def test_qid_takes_every_64_bit_integer(tmp_path):
     assert r.returncode == 0, r.stderr
     beyond = tmp_path / "q2.svm"
     beyond.write_text("2 qid:9223372036854775808 1:1\n1 qid:1 2:1\n")
-    _refused(tmp_path, ["train", "-q", "-s", "ordinal", beyond, "OUT"],
+    assert_refused(tmp_path, ["train", "-q", "-s", "ordinal", beyond, "OUT"],
              f"{beyond}:1: qid in 'qid:9223372036854775808' is not a 64-bit integer")
 
 
@@ -215,5 +215,5 @@ def test_early_model_with_nan_refused_by_predict(tmp_path, all_models):
     lines[k] = "rho nan"
     bad = tmp_path / "bad-early.model"
     bad.write_text("\n".join(lines))
-    _refused(tmp_path, ["predict", "-q", HEART, bad, "OUT"],
+    assert_refused(tmp_path, ["predict", "-q", HEART, bad, "OUT"],
              f"{bad}:{k + 1}: rho: 'nan' is not a finite number")

@@ -63,7 +63,7 @@ def mutated(draw, base):
     return bytes(data)
 
 
-def _only_input_errors(read, data, path, kinds):
+def assert_reader_contract(read, data, path, kinds):
     """Run ``read(path)`` on ``data``: it must return one of ``kinds`` or raise InputError (any
     other exception propagates and fails the test)."""
     path.write_bytes(data)
@@ -82,7 +82,7 @@ HEART = (DATA / "heart_scale").read_bytes()[:2500]
 @given(data=mutated(HEART))
 def test_text_reader_python_path(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("f") / "d.svm"
-    _only_input_errors(lambda p: svmlight.load_svmlight(p, engine="python", comments=True),
+    assert_reader_contract(lambda p: svmlight.load_svmlight(p, engine="python", comments=True),
                        data, path, Problem)
 
 
@@ -125,7 +125,7 @@ def test_model_readers(tmp_path_factory, model_texts, kind):
     @given(data=mutated(model_texts[kind]))
     def check(data):
         path = tmp_path_factory.mktemp("m") / "m.model"
-        _only_input_errors(model_io.load_model, data, path, (LinearModel, KernelModel,
+        assert_reader_contract(model_io.load_model, data, path, (LinearModel, KernelModel,
                                                              EarlyModel))
 
     check()
@@ -138,7 +138,7 @@ RANGES = b"y\n-1 1\n-1 1\nx\n0 1\n1 0 1\n2 -3.5 7\n13 0.25 1e3\n"
 @given(data=mutated(RANGES))
 def test_range_reader(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("r") / "ranges"
-    _only_input_errors(scale.restore_ranges, data, path, scale.Ranges)
+    assert_reader_contract(scale.restore_ranges, data, path, scale.Ranges)
 
 
 @pytest.fixture(scope="module")
