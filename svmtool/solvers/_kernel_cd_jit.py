@@ -12,6 +12,7 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.ops.kernels import (dense_dist2, dense_kernel, exp_nonpositive, gather_dot,
                                  kernel_from_dot, scatter, unscatter)
+from svmtool.ops.row_cache import lru_slot
 
 # istate fields
 _N_ACT, _EPOCH, _CLOCK, _STEPS, _COUNTER, _MISSES, _BEST, _FRESH = range(8)
@@ -23,24 +24,9 @@ def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, g
              slot_stamp, slot_epoch, istate, tmp, bits):
     """Slot of the cache holding the row of variable i (computed on a miss)."""
     istate[_CLOCK] += 1
-    s = slot_of[i]
-    if s >= 0:
-        if slot_epoch[s] == epoch or slot_epoch[s] < 0:
-            slot_stamp[s] = istate[_CLOCK]
-            return s
-    else:
-        # least recently used slot
-        s = 0
-        best = slot_stamp[0]
-        for t in range(1, slot_stamp.shape[0]):
-            if slot_stamp[t] < best:
-                best = slot_stamp[t]
-                s = t
-        old = slot_row[s]
-        if old >= 0:
-            slot_of[old] = -1
-        slot_row[s] = i
-        slot_of[i] = s
+    s, hit = lru_slot(i, epoch, istate[_CLOCK], slot_of, slot_row, slot_stamp, slot_epoch)
+    if hit:
+        return s
     istate[_MISSES] += 1
     yi = y[i]
     if use_dense and 2 * n_act >= n:

@@ -25,6 +25,7 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.ops.kernels import (dense_dist2, dense_dot, exp_nonpositive, gather_dot,
                                  kernel_from_dot, scatter, unscatter)
+from svmtool.ops.row_cache import lru_slot
 
 TAU = 1e-12
 INF = np.inf
@@ -133,23 +134,9 @@ def get_row(d, dact, nd, full_only, indptr, indices, data, sq, dense, denseT, us
     """The cache slot holding K(x_d, .) valid for the active data points (computed on a miss)."""
     istate[CLOCK] += 1
     epoch = istate[EPOCH]
-    s = slot_of[d]
-    if s >= 0:
-        if slot_epoch[s] < 0 or slot_epoch[s] == epoch:
-            slot_stamp[s] = istate[CLOCK]
-            return s
-    else:
-        s = 0
-        best = slot_stamp[0]
-        for t in range(1, slot_stamp.shape[0]):
-            if slot_stamp[t] < best:
-                best = slot_stamp[t]
-                s = t
-        old = slot_row[s]
-        if old >= 0:
-            slot_of[old] = -1
-        slot_row[s] = d
-        slot_of[d] = s
+    s, hit = lru_slot(d, epoch, istate[CLOCK], slot_of, slot_row, slot_stamp, slot_epoch)
+    if hit:
+        return s
     istate[MISSES] += 1
     l = cache.shape[1]
     full = full_only or nd == l or (use_dense and ktype != 4 and 2 * nd >= l)
