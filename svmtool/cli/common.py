@@ -115,3 +115,17 @@ def option_number(opt, text, kind=float):
         raise ParameterError(f"option {opt} needs a finite number, got {text!r}")
     return v
 
+
+class ReportLines:
+    """The printed lines of SVMlight's and SVMperf's programs: on stdout, or on stderr when
+    stdout carries an output file (``-``); none below verbosity ``level`` or with ``-q``."""
+
+    def __init__(self, ctx, verbosity, to_stderr=False):
+        self.on = verbosity >= 1 and not is_quiet(ctx)
+        self.verbosity = verbosity
+        self.err = to_stderr
+
+    def __call__(self, text, level=1):
+        if self.on and self.verbosity >= level:
+            click.echo(text, err=self.err)
+

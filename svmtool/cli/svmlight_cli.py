@@ -42,7 +42,7 @@ import time
 
 import click
 
-from svmtool.cli.common import (classify_files, is_quiet, option_number, scan_options,
+from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
                                 show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
@@ -209,19 +209,6 @@ def learn_settings(argv):
             "model": files[1] if len(files) > 1 else "svm_model"}
 
 
-class _Lines:
-    """SVMlight's report lines: stdout, or stderr when stdout carries a file."""
-
-    def __init__(self, ctx, verbosity, to_stderr=False):
-        self.on = verbosity >= 1 and not is_quiet(ctx)
-        self.verbosity = verbosity
-        self.err = to_stderr
-
-    def __call__(self, text, level=1):
-        if self.on and self.verbosity >= level:
-            click.echo(text, err=self.err)
-
-
 def _counted(n):
     """SVMlight's running count while reading: 100..200.. (every hundredth example)."""
     return "".join(f"{k}.." for k in range(100, n + 1, 100))
@@ -244,7 +231,7 @@ def learn_command(ctx, argv):
     from svmtool.solvers import svmlight_train
 
     lp = s["params"]
-    say = _Lines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
+    say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     with locked(s["model"], 0.0):
         prob = load_data(s["train"], progress=show_progress(ctx))
         say("Scanning examples...done")
@@ -355,7 +342,7 @@ def classify_command(ctx, argv):
     from svmtool.io.output import open_output
     from svmtool.io.svmlight import iter_data_chunks
 
-    say = _Lines(ctx, verbosity, to_stderr=out_path == "-")
+    say = ReportLines(ctx, verbosity, to_stderr=out_path == "-")
     model = load_model(model_file)
     sign = _sign_of(model, model_file)
     n_sv = model.total_sv if hasattr(model, "total_sv") else 1

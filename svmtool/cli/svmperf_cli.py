@@ -33,7 +33,7 @@ import time
 
 import click
 
-from svmtool.cli.common import (classify_files, is_quiet, option_number, scan_options,
+from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
                                 show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
@@ -182,18 +182,6 @@ def learn_settings(argv):
     return s
 
 
-class _Report:
-    """SVMperf's report lines: stdout, or stderr when stdout carries an output file."""
-
-    def __init__(self, ctx, verbosity, to_stderr=False):
-        self.on = verbosity >= 1 and not is_quiet(ctx)
-        self.err = to_stderr
-
-    def __call__(self, text):
-        if self.on:
-            click.echo(text, err=self.err)
-
-
 @click.command("svm_perf_learn", add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
@@ -215,7 +203,7 @@ def learn_command(ctx, argv):
     from svmtool.io.output import open_output
     from svmtool.params import CuttingPlaneParams, TrainParams
 
-    say = _Report(ctx, s["verbosity"], to_stderr=s["model"] == "-")
+    say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     loss = s["loss_name"]
     bias = abs(s["bias"]) if s["bias"] != 0 else -1.0
     params = TrainParams(solver="cp", C=1.0, eps=s["eps"] / 100.0, bias=bias,
@@ -321,7 +309,7 @@ def classify_command(ctx, argv):
     from svmtool.models.linear import LinearModel
     from svmtool.ops.perf_measures import perf_measures, summary_lines
 
-    say = _Report(ctx, verbosity, to_stderr=out_path == "-")
+    say = ReportLines(ctx, verbosity, to_stderr=out_path == "-")
     model = load_model(model_file)
     if not isinstance(model, LinearModel) or model.nr_w != 1 or model.is_regression() or \
             model.labels is None or len(model.labels) != 2:
