@@ -34,6 +34,29 @@ from svmtool.bench.anchors.base import (REGRESSION_GROUPS, Evaluation, Runner, k
 PROGRAMS = ("liblinear-train", "svm-train", "svmocas", "svm_perf_learn")
 
 
+# folders searched before PATH for the C programs (``svmtool bench --anchor-bin DIR``)
+ANCHOR_BIN = []
+
+
+def set_anchor_bin(folders):
+    """Search ``folders`` (in order) before PATH for the anchor programs."""
+    ANCHOR_BIN[:] = [os.fspath(f) for f in folders or ()]
+
+
+def find_program(*names):
+    """The first of ``names`` found in the --anchor-bin folders, else on PATH; None if absent."""
+    for name in names:
+        for folder in ANCHOR_BIN:
+            exe = shutil.which(name, path=folder)
+            if exe:
+                return exe
+    for name in names:
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    return None
+
+
 def count_liblinear_iterations(text):
     """Iterations in LIBLINEAR's (or LIBSVM's) messages: the dual solvers' ``#iter = N`` lines
     summed, plus one per Newton iteration line."""
@@ -248,7 +271,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
 
     out = []
     if "liblinear-train" in against:
-        exe = shutil.which("liblinear-train") or shutil.which("train")
+        exe = find_program("liblinear-train", "train")
         if exe is None:
             notes.append("liblinear-train skipped: not on PATH (apt install liblinear-tools)")
         else:
@@ -263,7 +286,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
                     spec_group(spec), model_kind="svmtool", default_eps=spec.default_eps,
                     counterpart=spec.name))
     if "svm-train" in against and "kernel" in groups:
-        exe = shutil.which("svm-train")
+        exe = find_program("svm-train")
         if exe is None:
             notes.append("svm-train skipped: not on PATH (apt install libsvm-tools)")
         else:
@@ -275,7 +298,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
                 "kernel", model_kind="svmtool", default_eps=1e-3, counterpart="kernel"))
     binary_pm1 = set(np.unique(data_labels).tolist()) == {-1.0, 1.0}
     if "svmocas" in against and "hinge" in groups:
-        exe = shutil.which("svmocas")
+        exe = find_program("svmocas")
         if exe is None:
             notes.append("svmocas skipped: not on PATH")
         elif not binary_pm1:
@@ -288,7 +311,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
                 "hinge", model_kind="ocas", default_eps=0.01, counterpart="ocas",
                 iterations=_ocas_iterations))
     if "svm_perf_learn" in against and "hinge" in groups:
-        exe = shutil.which("svm_perf_learn")
+        exe = find_program("svm_perf_learn")
         if exe is None:
             notes.append("svm_perf_learn skipped: not on PATH (SVMperf, "
                          "www.cs.cornell.edu/people/tj/svm_light/svm_perf.html)")
@@ -342,6 +365,6 @@ def _perf_iterations(text):
     return int(m[-1]) if m else None
 
 
-__all__ = ["PROGRAMS", "REGRESSION_GROUPS", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
+__all__ = ["ANCHOR_BIN", "PROGRAMS", "REGRESSION_GROUPS", "find_program", "set_anchor_bin", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
            "count_liblinear_iterations", "program_runners", "run_timed", "svmtool_command",
            "variant_flags"]
