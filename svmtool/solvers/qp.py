@@ -65,8 +65,13 @@ def no_progress_warning(name, it, lower, best, eps):
             f"grows with C (try -s dcd-l1, -s newton or a smaller C)")
 
 @njit
-def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):
+def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter, tol_pair=-1.0):
     """SMO on ``min 1/2 a'Ha - b'a`` over the simplex, first ``t`` coordinates; in place.
+
+    It stops at ``gap <= tol_abs`` or ``gap <= tol_rel |f|``; with ``tol_pair >= 0`` instead at
+    the KKT rule of SVMlight's optimizer (SVMperf's QP): the largest ``g`` of a coordinate with
+    ``alpha > 0`` is within ``tol_pair`` of the smallest ``g`` (no cut is more than ``tol_pair``
+    above the active ones, and the active ones agree to ``tol_pair``).
 
     ``H`` must be symmetric: every access goes along a row (``H[u, j]`` for ``H[j, u]``), which
     is contiguous in memory; the column walks of the gradient update were half of OCAS's time
@@ -88,14 +93,22 @@ def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):
         u = 0
         ag = 0.0
         ab = 0.0
+        gmax = -np.inf
         for j in range(t):
             if g[j] < g[u]:
                 u = j
             ag += alpha[j] * g[j]
             ab += alpha[j] * b[j]
+            if alpha[j] > 0.0 and g[j] > gmax:
+                gmax = g[j]
         gap = ag - g[u]
         f = 0.5 * (ag - ab)
-        if gap <= tol_abs or gap <= tol_rel * abs(f) or it >= max_iter:
+        if it >= max_iter:
+            break
+        if tol_pair >= 0.0:
+            if gmax - g[u] <= tol_pair:
+                break
+        elif gap <= tol_abs or gap <= tol_rel * abs(f):
             break
         gu = g[u]
         huu = diag[u]
@@ -265,13 +278,14 @@ class WorkingSet:
         self.idle[t] = 0
         self.t = t + 1
 
-    def solve(self, tol_abs, tol_rel=1e-12, max_iter=None):
-        """Solve the reduced dual from the current alpha; returns ``(D, gap)``."""
+    def solve(self, tol_abs, tol_rel=1e-12, max_iter=None, tol_pair=-1.0):
+        """Solve the reduced dual from the current alpha; returns ``(D, gap)``.  ``tol_pair``
+        (>= 0): SVMlight's KKT rule instead of ``tol_abs`` / ``tol_rel`` (see simplex_qp)."""
         t = self.t
         if max_iter is None:
             max_iter = 1000 + 200 * t
         it, gap, f = simplex_qp(self.H, self.b, self.alpha, self.g, t, float(tol_abs),
-                                float(tol_rel), int(max_iter))
+                                float(tol_rel), int(max_iter), float(tol_pair))
         self.qp_iterations += int(it)
         self.idle[:t] = np.where(self.alpha[:t] > 0, 0, self.idle[:t] + 1)
         return -f, gap
@@ -326,7 +340,7 @@ class WorkingSet:
             arena_compact(self.idx, self.val, self.start, idx.astype(np.int64), k)
             self._w = None                  # recomputed from the kept cuts at the next w()
         self.H[:k, :k] = self.H[np.ix_(idx, idx)]
-        for name in ("b", "alpha", "idle"):
+        for name in ("b", "alpha", "idle", "g"):
             arr = getattr(self, name)
             arr[:k] = arr[idx]
         self.alpha[k:t] = 0.0
