@@ -141,3 +141,35 @@ def test_perf_e_on_the_command_line(tmp_path):
         r = run_cli("train", *args, HEART, tmp_path / "m")
         assert r.returncode == 2 and r.stderr.count(b"\n") == 1, (args, r.stderr)
         assert b"perf-e" in r.stderr
+
+
+def test_sparse_arena_with_holes_matches_the_dense_working_set():
+    """The sparse arena leaves dropped cuts' data in place and closes the holes only when full;
+    fed the same cuts, it keeps the same Gram matrix, dual point and w as the dense store."""
+    rng = np.random.default_rng(5)
+    dim = 300
+    dense = WorkingSet(dim, capacity=4, inactive_limit=3, dense_limit=10**6)
+    arena = WorkingSet(dim, capacity=4, inactive_limit=3, dense_limit=0)
+    assert dense.dense and not arena.dense
+    compacted = 0
+    for it in range(80):
+        a = np.zeros(dim)
+        nz = rng.choice(dim, size=int(rng.integers(20, 120)), replace=False)
+        a[nz] = rng.normal(size=len(nz))
+        b = float(rng.uniform(0.5, 2.0))
+        ends = arena.end
+        for ws in (dense, arena):
+            ws.add(a, b)
+            ws.solve(tol_abs=1e-10)
+        compacted += arena.end < ends + len(nz)
+        t = dense.t
+        assert arena.t == t
+        np.testing.assert_allclose(arena.H[:t, :t], dense.H[:t, :t], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(arena.alpha[:t], dense.alpha[:t], rtol=1e-6, atol=1e-9)
+        # the arena's w from its own alpha and the dense store's copies of the same cuts
+        np.testing.assert_allclose(arena.w(), -(arena.alpha[1:t] @ dense.A[1:t]), rtol=1e-10,
+                                   atol=1e-13)
+        for ws in (dense, arena):
+            ws.prune()
+    assert dense.dropped > 0 and arena.dropped == dense.dropped
+    assert compacted > 0                                # the holes were closed at least once
