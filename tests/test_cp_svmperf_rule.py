@@ -8,6 +8,8 @@ tolerance), scipy.sparse products, and the two separate passes the fused one rep
 (bit-identical).
 """
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -136,6 +138,10 @@ def test_perf_e_on_the_command_line(tmp_path):
                 "svmperf", HEART, b)
     assert q.returncode == 0, q.stderr
     assert a.read_text() == b.read_text()
+    # SVMperf's count includes the last pass, the one that finds no cut worth adding
+    n_perf = int(re.search(rb"Number of iterations: (\d+)", p.stdout).group(1))
+    n_train = int(re.search(rb"iterations (\d+)", q.stderr).group(1))
+    assert n_perf == n_train + 1
     for args in (("-s", "cp", "-e", 0.001, "--perf-e", 0.1), ("-s", "ocas", "--perf-e", 0.1),
                  ("-s", "cp", "--perf-e", 0)):
         r = run_cli("train", *args, HEART, tmp_path / "m")
