@@ -45,7 +45,8 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
+from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
+                               no_progress, no_progress_warning)
 
 DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
@@ -180,6 +181,9 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         if no_progress(it, lower, best):
             stopped = "no progress"
             break
+        if cap_foreseen(it, violation + (0.0 if perf else qp_gap), target, max_iter):
+            stopped = "cap foreseen"
+            break
         if it > 0 and time_up(deadline):
             stopped = STOPPED_TIME
             break
@@ -203,6 +207,18 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
             model = _perf_slack(ws)
     total = time.perf_counter() - t_start
     t_pass = oracle.seconds - s0
+    if converged:
+        warning = None
+    elif stopped == "no progress":
+        warning = no_progress_warning("cp", it, lower, best, eps)
+    elif stopped == "cap foreseen":
+        warning = cap_foreseen_warning("cp", it, violation + (0.0 if perf else qp_gap), target,
+                                       max_iter, perf_eps if perf else eps)
+    elif stopped:
+        warning = time_limit_warning("cp", it)
+    else:
+        warning = (f"cp reached the maximum number of iterations ({max_iter}) before the "
+                   f"stopping tolerance eps={eps:g} was met; raise --max-iter or -e")
     extra = {
         "eps": eps,
         "eps_absolute": target,
@@ -218,11 +234,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         "time_line_search": 0.0,
         "time_other": total - t_pass - t_qp,
         "solve_time": total,
-        "warning": None if converged else no_progress_warning(
-            "cp", it, lower, best, eps) if stopped == "no progress" else
-        time_limit_warning("cp", it) if stopped else (
-            f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
-            f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
+        "warning": warning,
     }
     if stopped:
         extra["stopped"] = stopped

@@ -36,7 +36,8 @@ from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
 from svmtool.solvers.linesearch import make_search
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
+from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
+                               no_progress, no_progress_warning)
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -98,6 +99,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
             it -= 1
             stopped = "no progress"
             break
+        if cap_foreseen(it - 1, gap, max(eps * abs(best_F), tol_abs), max_iter):
+            it -= 1
+            stopped = "cap foreseen"
+            break
         if it > 1 and time_up(deadline):
             it -= 1
             stopped = STOPPED_TIME
@@ -139,6 +144,18 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         ws.prune()
     total = time.perf_counter() - t_start
     t_pass = oracle.seconds - s0
+    if converged:
+        warning = None
+    elif stopped == "no progress":
+        warning = no_progress_warning(name, it, lower, best_F, eps)
+    elif stopped == "cap foreseen":
+        warning = cap_foreseen_warning(name, it, best_F - lower,
+                                       max(eps * abs(best_F), tol_abs), max_iter, eps)
+    elif stopped:
+        warning = time_limit_warning(name, it, "the best point found")
+    else:
+        warning = (f"{name} reached the maximum number of iterations ({max_iter}) before the "
+                   f"relative gap eps={eps:g} was met; raise --max-iter or -e")
     extra = {
         "eps": eps,
         "line_search": search.name,
@@ -154,11 +171,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         "time_line_search": t_ls,
         "time_other": total - t_pass - t_qp - t_ls,
         "solve_time": total,
-        "warning": None if converged else no_progress_warning(
-            name, it, lower, best_F, eps) if stopped == "no progress" else
-        time_limit_warning(name, it, "the best point found") if stopped else (
-            f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
-            f"gap eps={eps:g} was met; raise --max-iter or -e"),
+        "warning": warning,
     }
     if stopped:
         extra["stopped"] = stopped
