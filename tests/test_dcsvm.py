@@ -21,8 +21,9 @@ from tests.test_kernels import numpy_kernel
 
 @pytest.fixture(autouse=True)
 def divide_small_problems(monkeypatch):
-    # the tests divide problems far smaller than DC-SVM's own threshold
+    # the tests divide problems far smaller than DC-SVM's own threshold, into few clusters
     monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 0)
+    monkeypatch.setattr(dcsvm, "MIN_LEVEL_CLUSTERS", 1)
 
 
 def moons(n=600, seed=0):
