@@ -50,6 +50,7 @@ DC_MIN_ROWS = 2000      # below this many rows a (pair) problem is solved direct
 # saves from their solution (ijcnn1: level 1's 4 clusters, one of 20-30k rows, 1.2-1.9 s for
 # a solution that saved the conquer step about a third of its 0.7 s)
 MIN_LEVEL_CLUSTERS = 16
+LEVEL_EPS = 10.0
 # --early without LEVEL: the level with about 64 clusters (the paper's choice; on ijcnn1 it was
 # as accurate as 16 clusters, 98.26% against 98.27%, in half the time)
 DEFAULT_EARLY_CLUSTERS = 64
@@ -74,7 +75,9 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     threads = n_threads(params.threads)
     eps = params.eps
     # tolerance of the subproblems of the levels (the refine and conquer steps use eps)
-    level_eps = float(dp.level_eps) if dp.level_eps else eps
+    # (default: eps for the early model, which is the level's solution; LEVEL_EPS x eps for the
+    # exact one, whose conquer step moves the levels' solutions anyway)
+    level_eps = float(dp.level_eps) if dp.level_eps else eps if dp.early else LEVEL_EPS * eps
     shrinking = params.shrinking
     rng = np.random.default_rng(params.seed)
     n = X.n_rows

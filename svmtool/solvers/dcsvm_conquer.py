@@ -38,6 +38,12 @@ from svmtool.solvers.kernel_cd import objectives, solve
 GROW = 3.0
 MIN_GROW = 300
 MAX_ROUNDS = 50
+# the first restricted solve (the refinement of the last level's support vectors) stops at this
+# multiple of eps, at most FIRST_ROUND_TOL: the violators it finds are nearly the same, and the
+# next round moves its solution anyway (ijcnn1: 26.9k steps in all rounds, against 43.0k when
+# the first round solved to eps and 36.0k at 10 eps)
+FIRST_ROUND_EPS = 100.0
+FIRST_ROUND_TOL = 0.1
 
 
 def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, threads=None,
@@ -58,7 +64,9 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
     for rnd in range(MAX_ROUNDS):
         t0 = time.perf_counter()
         before = alpha[W].copy()
-        r = solve(take_rows(X, W), y[W], C[W], kernel, eps=eps, init_alpha=before,
+        # the first round to a looser tolerance: the next ones move its solution anyway
+        tol = max(eps, min(FIRST_ROUND_TOL, eps * FIRST_ROUND_EPS)) if rnd == 0 else eps
+        r = solve(take_rows(X, W), y[W], C[W], kernel, eps=tol, init_alpha=before,
                   shrinking=shrinking, cache_mb=cache_mb, threads=threads, deadline=deadline,
                   max_steps=max_steps, callback=callback)
         last = r
@@ -88,7 +96,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         rounds.append({"round": rnd, "rows": len(W), "solve": t1 - t0, "expansion": t2 - t1,
                        "moved": int(len(src)), "added": int(len(viol)),
                        "steps": r.iterations})
-        if len(viol) == 0 or not r.converged:
+        if (len(viol) == 0 and tol <= eps) or not r.converged:
             break
         extra = int(max(MIN_GROW, GROW * len(viol)))
         if extra < len(out):
