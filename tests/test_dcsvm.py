@@ -48,7 +48,7 @@ def test_one_level_one_cluster_is_the_plain_solver():
     prob = moons(60)          # 60 rows: the cluster cap leaves a single cluster
     X = Rows.of(prob)
     plain = solve(X, prob.y, 4.0, Kernel(2, 2.0), eps=1e-6)
-    res = dcsvm.fit(X, prob.y, 4.0, Kernel(2, 2.0), params(levels=1))
+    res = dcsvm.fit(X, prob.y, 4.0, Kernel(2, 2.0), params(levels=1, level_eps=1e-6))
     assert res.extra["levels"][0]["clusters"] == 1
     assert res.extra["levels"][0]["objective"] == plain.dual      # the level is the plain solve
     assert abs(res.dual - plain.dual) <= 1e-7 * abs(plain.dual)
