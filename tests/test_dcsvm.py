@@ -238,3 +238,44 @@ def test_nearest_centre_dense_pieces_against_numpy(ktype, monkeypatch):
     dist[:, counts == 0] = np.inf
     got = nearest_centre(X, np.arange(700), X, pts, lab, const, k, threads=2)
     np.testing.assert_array_equal(got, np.argmin(dist, axis=1))
+
+
+def test_exact_model_dual_objective_against_libsvm_optimum():
+    """The exact model's dual objective, sandwiched by LIBSVM's optimum of the same data.
+
+    DC-SVM solves the bias-free dual with the kernel K + b^2 (problem P_b); LIBSVM solves the
+    dual with K and the equality y'alpha = 0 (problem L).  Every point feasible for L has the
+    same objective in P_b, so opt(P_b) <= opt(L) (as minima of the dual f); and LIBSVM's primal
+    solution (w, rho) is a primal point of P_b with bias weight -rho/b, whose primal value is
+    L's plus rho^2 / (2 b^2).  With D = -f the reported dual objective:
+        -f_L <= D(P_b) <= -f_L + rho^2 / (2 b^2).
+    """
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    from svmtool.io.svmlight import load_data
+    from tests.conftest import DATA
+
+    prob = load_data(str(DATA / "a9a")).take_rows(np.arange(2000))
+    C, gamma, b = 4.0, 0.5, 1.0
+    y = np.where(prob.y > 0, 1.0, -1.0)
+    ref = svmutil.svm_train(list(y), prob.X, f"-q -s 0 -t 2 -c {C} -g {gamma} -e 1e-7")
+    sv = np.flatnonzero(np.isin(np.arange(prob.n_rows), np.array(ref.get_sv_indices()) - 1))
+    coef = np.array([c[0] for c in ref.get_sv_coef()])
+    order = np.argsort(np.array(ref.get_sv_indices()) - 1)
+    coef = coef[order]
+    def rbf(A):
+        sq = (A * A).sum(1)
+        return np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * A @ A.T, 0.0))
+
+    K = rbf(prob.X[sv].toarray())
+    f_lib = 0.5 * coef @ K @ coef - np.abs(coef).sum()
+    rho = float(ref.rho[0])
+    res = dcsvm.fit(Rows.of(prob), y, C, Kernel(2, gamma, kbias=b * b),
+                    TrainParams(solver="dcsvm", C=C, eps=1e-6, threads=2,
+                                kernel=KernelParams(kernel_type=2, gamma=gamma),
+                                dcsvm=DcsvmParams(levels=2)))
+    assert res.converged and res.extra["levels"][0]["clusters"] == 16
+    tol = 1e-6 * abs(f_lib)
+    assert -f_lib - tol <= res.dual <= -f_lib + rho * rho / (2 * b * b) + tol
+    # and the reported objective is that of the returned alpha
+    Q = np.outer(y, y) * (rbf(prob.X.toarray()) + b * b)
+    assert abs(objective(Q, res.alpha) + res.dual) <= 1e-9 * abs(res.dual)
