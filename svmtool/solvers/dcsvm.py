@@ -8,15 +8,26 @@ Algorithm (levels ``L = --levels``, branching ``k = --clusters``)::
 
     alpha = 0 (or the warm start)
     for l = L, L-1, ..., 1:
-        cluster the rows into k^l clusters by two-step kernel k-means (svmtool.solvers.kmeans):
-            kernel k-means on --sample points drawn from all rows at the first level, and from
-            the current support vectors at the others (adaptive clustering), then every row to
-            its nearest centre in feature space;
+        cluster the rows into k^l clusters:
+            the first level run: two-step kernel k-means (svmtool.solvers.kmeans.two_step):
+                kernel k-means on --sample points of all rows, then every row to its nearest
+                centre in feature space (the one pass over the rows: n x sample kernel values);
+            the others: kernel k-means on --sample points of the current support vectors
+                (the paper's adaptive clustering), and every cluster of the level below joins,
+                whole, the centre nearest to its own (kmeans.coarsen: sample x sample kernel
+                values, no pass over the rows; the levels are nested);
         solve every cluster's subproblem independently (threads), warm-started from alpha
-        restricted to it; concatenate the solutions into alpha           (the level's solution)
-        with --early LEVEL: stop at l = LEVEL and return the early-prediction model (eq. 11)
-    refine: solve the problem restricted to the support vectors of level 1, warm-started
-    conquer: solve the whole problem warm-started from alpha (the CD solver, shrinking, cache)
+        restricted to it, to LEVEL_EPS x eps; concatenate the solutions into alpha
+        exact model: stop dividing before a level of fewer than MIN_LEVEL_CLUSTERS clusters
+    conquer (svmtool.solvers.dcsvm_conquer): a working-set loop over the whole problem --
+        solve on the support vectors, expand the gradient of the other rows over the variables
+        that moved, add the violators and the rows nearest to violating, until none violates
+
+With ``--early`` only the early level is run (``--early-level``, default the level of about 64
+clusters, as in the paper), clustered by two-step kernel k-means and solved to EARLY_LEVEL_EPS x
+eps; its early-prediction model (eq. 11) is returned.  The finer levels, which only give the
+exact solver its starting point, are skipped (on ijcnn1 the 64-cluster model started from
+zero was as accurate as the one started from the 256-cluster level, in half the time).
 
 The number of clusters of a level is capped so that clusters keep on average at least
 ``MIN_CLUSTER_ROWS`` rows; a level whose capped count equals the previous level's is skipped.
@@ -77,7 +88,7 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     cache_mb = float(params.kernel.cache_mb)
     threads = n_threads(params.threads)
     eps = params.eps
-    # tolerance of the subproblems of the levels (the refine and conquer steps use eps)
+    # tolerance of the subproblems of the levels (the conquer step uses eps)
     # (default: LEVEL_EPS x eps for the exact model, whose conquer step moves the levels'
     # solutions anyway; EARLY_LEVEL_EPS x eps for the early model)
     level_eps = float(dp.level_eps) if dp.level_eps else \
@@ -96,7 +107,7 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     warm = bool(np.any(alpha > 0))
     if warm and early is None:
         # a warm start (the support vectors of an earlier model): its alpha is already close,
-        # dividing again would only undo it; refine on its support vectors, then conquer
+        # dividing again would only undo it; the conquer step starts from its support vectors
         levels = 0
     stats = []
     level_models = {}
