@@ -232,6 +232,9 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
         converged = bool(last.converged and viol <= eps)
         extra = dict(last.extra, pg_violation=viol, objective=f, gradient=G,
                      n_bounded_sv=int(np.count_nonzero(alpha >= C)), rounds=info["rounds"])
+        if not converged and not extra.get("warning"):
+            extra["warning"] = (f"the conquer step ended after {len(info['rounds'])} rounds "
+                                f"with |PG| = {viol:.3g} > {eps:g}")
         res = SolverResult(w=np.zeros(0), iterations=info["steps"], primal=primal,
                            gap=primal + f, gap_kind="max PG violation", converged=converged,
                            dual=-f, n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha,
