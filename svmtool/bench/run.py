@@ -29,6 +29,7 @@ class BenchConfig:
     gamma: Optional[float] = None           # kernel runners (default 1 / n_features)
     kernel_type: int = 2
     cache_mb: Optional[float] = None        # kernel runners' -m (None: each tool's 100 MB)
+    interleave: bool = False        # timed runs alternate between the runners (A B A B ...)
     trace: bool = True
     memory: bool = True
     scaling: bool = False
@@ -81,7 +82,8 @@ def run_one(cfg: BenchConfig, log=None):
         Cs = SWEEP_C
     rows, traces, errors = harness.run_grid(data, runners, Cs, epss, repeat=cfg.repeat,
                                             trace=cfg.trace and cfg.sweep is None,
-                                            memory=cfg.memory, log=log)
+                                            memory=cfg.memory, log=log,
+                                            interleave=cfg.interleave)
     block = {"title": title, "parse": report.parse_table(data), "rows": rows, "traces": traces,
              "errors": errors, "ratios": report.headline_ratios(rows)}
     if cfg.sweep == "eps":

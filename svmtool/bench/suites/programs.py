@@ -54,7 +54,7 @@ def _dcsvm_cases(w):
             train=tr, test=te, name=f"{name} DC-SVM end to end", end_to_end=True,
             variants=[Variant("dcsvm", "dcsvm", {"bias": 1.0}),
                       Variant("dcsvm", "dcsvm --early", {"bias": 1.0, "dcsvm.early": True})],
-            against=["svm-train"], trace=False, **kw)))
+            against=["svm-train"], trace=False, repeat=5, interleave=True, **kw)))
     return out
 
 
@@ -65,6 +65,6 @@ register(Suite(
     "bias -B 1) exact and with `--early` (the early-prediction model of the level with about 64 "
     "clusters), against LIBSVM's `svm-train -c 32 -g 2 -m 1000`, each a whole command on the "
     "same text file (all 49,990 rows of ijcnn1), timed from outside; accuracy on ijcnn1.t. "
-    "The runs of one tool follow each other (warm-up, then the timed runs): on a busy machine "
-    "compare them with interleaved runs.",
+    "One warm-up run of each, then five rounds in which each command runs once (interleaved, "
+    "so that the load of a shared machine reaches all alike); medians.",
     _dcsvm_cases))
