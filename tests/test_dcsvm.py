@@ -85,6 +85,50 @@ def test_two_step_kmeans_linear_kernel_is_nearest_mean():
     np.testing.assert_allclose(cl.const, (means ** 2).sum(1), rtol=1e-10)
 
 
+def test_coarsen_nests_fine_clusters_by_nearest_centre():
+    # linear kernel: feature-space centres are plain means, so the rule can be checked by numpy
+    from svmtool.solvers.kmeans import coarsen
+
+    rng = np.random.default_rng(5)
+    blobs = np.array([[0, 0], [8, 0], [0, 8], [8, 8]])
+    Xd = blobs[rng.integers(0, 4, 400)] + rng.normal(scale=1.5, size=(400, 2))
+    X = Rows.of(sp.csr_matrix(Xd))
+    fine = two_step(X, np.arange(400), 16, 200, Kernel(0), rng)
+    cand = np.arange(0, 400, 2)
+    coarse = coarsen(X, fine, cand, 4, 100, Kernel(0), rng)
+    # nested: every fine cluster lies in one coarse cluster
+    for c in range(fine.nr_cluster):
+        assert len(np.unique(coarse.assign[fine.assign == c])) == 1
+    # each fine cluster joined the coarse centre nearest to its own centre (means)
+    fine_means = np.array([Xd[fine.sample_rows[fine.sample_cluster == c]].mean(0)
+                           for c in range(fine.nr_cluster)])
+    cmeans = np.array([Xd[coarse.sample_rows[coarse.sample_cluster == k]].mean(0)
+                       for k in range(coarse.nr_cluster)])
+    want = np.argmin(((fine_means[:, None, :] - cmeans[None]) ** 2).sum(-1), axis=1)
+    got = np.array([coarse.assign[fine.assign == c][0] for c in range(fine.nr_cluster)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(coarse.const, (cmeans ** 2).sum(1), rtol=1e-10)
+    assert set(coarse.sample_rows.tolist()) <= set(cand.tolist())
+
+
+def test_conquer_from_a_poor_start_meets_eps_on_every_row():
+    from svmtool.solvers.dcsvm_conquer import conquer, result_fields
+
+    prob = moons(500, seed=7)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0, kbias=1.0)
+    C = np.full(prob.n_rows, 4.0)
+    alpha = np.where(np.arange(prob.n_rows) % 7 == 0, 2.0, 0.0)    # a few arbitrary "SVs"
+    last, G, info = conquer(X, prob.y, C, k, alpha, eps=1e-6, threads=2)
+    assert len(info["rounds"]) >= 2                 # violators outside W had to join
+    Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-9)   # G exact on all rows
+    f, _, viol = result_fields(alpha, G, C, 1e-6)
+    assert viol <= 1e-6
+    f_ref = objective(Q, dense_qp(Q, 4.0, iters=6000))
+    assert abs(f - f_ref) <= 1e-6 * abs(f_ref)
+
+
 def tiny_early_model():
     """Hand-made: linear kernel, two clusters, one local model each."""
     centres = Rows.of(sp.csr_matrix(np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0]])))
