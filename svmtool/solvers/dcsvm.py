@@ -61,8 +61,8 @@ MIN_CLUSTER_ROWS = 40
 DC_MIN_ROWS = 2000      # below this many rows a (pair) problem is solved directly
 # the exact model stops dividing before a level of fewer clusters than this (after a finer one):
 # the few large subproblems of such a level cost more than the conquer step's working-set loop
-# saves from their solution (ijcnn1: level 1's 4 clusters, one of 20-30k rows, 1.2-1.9 s for
-# a solution that saved the conquer step about a third of its 0.7 s)
+# saves from their solution (ijcnn1: level 1's 4 clusters, the largest of 19-32k rows, 1.6-3.6 s
+# on a busy machine; the whole fit took 2.2 s of CPU without that level, 2.9 s with it)
 MIN_LEVEL_CLUSTERS = 16
 # the levels' subproblems stop at LEVEL_EPS x eps: the exact model's conquer step moves their
 # solutions anyway; the early model's test accuracy on ijcnn1 (C 32, g 2, seeds 1-5) was
