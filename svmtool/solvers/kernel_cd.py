@@ -105,7 +105,9 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     t_rebuild = 0.0
     n = X.n_rows
     y = np.ascontiguousarray(y, dtype=np.float64)
-    C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
+    # a writable copy: a read-only C (a broadcast view) would be another type for the jitted
+    # loop, compiled and loaded apart from the writable one of compaction
+    C = np.array(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
     args = kernel.args()
     qd = _diag(X.indptr, X.indices, X.data, X.sq, *args)
     qd = np.where(qd > 0, qd, 1e-12)
