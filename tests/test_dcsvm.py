@@ -24,6 +24,7 @@ def divide_small_problems(monkeypatch):
     # the tests divide problems far smaller than DC-SVM's own threshold, into few clusters
     monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 0)
     monkeypatch.setattr(dcsvm, "MIN_LEVEL_CLUSTERS", 1)
+    monkeypatch.setattr(dcsvm, "MIN_EXACT_CLUSTER_ROWS", 0)
 
 
 def moons(n=600, seed=0):
