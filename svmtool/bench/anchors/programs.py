@@ -215,13 +215,16 @@ class SvmtoolCommand(CommandRunner):
         name = variant.label if variant is not None and variant.label else spec.name
         argv = svmtool_command() + ["train", "-s", spec.name, "-c", "{c}", ("-e", "{eps}"),
                                     "--report", "{model}.json"]
+        opts = dict(variant.options) if variant is not None else {}
         if spec.kind == "kernel":
-            argv += ["-B", "-1", "-t", str(kernel_opts.get("kernel_type", 2)),
-                     "-g", repr(float(kernel_opts["gamma"]))]
+            # -B -1 (the problem of the DC-SVM paper) unless the variant names a kernel bias
+            argv += ["-B", repr(float(opts.pop("bias", -1.0))), "-t",
+                     str(kernel_opts.get("kernel_type", 2)),
+                     "-g", repr(float(kernel_opts["gamma"])), "-m", _cache_mb(kernel_opts)]
         else:
             argv += ["-B", "{bias}"]
         if variant is not None:
-            argv += variant_flags(variant)
+            argv += variant_flags(variant, opts)
         argv += ["{train}", "{model}"]
         super().__init__(f"svmtool train -s {name}", argv, spec_group(spec),
                          model_kind="svmtool", default_eps=spec.default_eps,
@@ -251,9 +254,14 @@ _FLAGS = {"liblinear_rng": ("--liblinear-rng", None), "threads": ("--threads", s
           "max_iter": ("--max-iter", str), "seed": ("--seed", str)}
 
 
-def variant_flags(variant):
+def _cache_mb(kernel_opts):
+    """The -m of the kernel commands (svmtool train and svm-train alike): 100 MB by default."""
+    return "%g" % float(kernel_opts.get("cache_mb", 100.0))
+
+
+def variant_flags(variant, options=None):
     out = []
-    for key, value in variant.options.items():
+    for key, value in (variant.options if options is None else options).items():
         if key not in _FLAGS:
             raise ValueError(f"variant option {key!r} has no svmtool train flag")
         flag, conv = _FLAGS[key]
@@ -293,8 +301,8 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
             out.append(CommandRunner(
                 "svm-train",
                 [exe, "-s", "0", "-t", str(kernel_opts.get("kernel_type", 2)), "-g",
-                 repr(float(kernel_opts["gamma"])), "-c", "{c}", ("-e", "{eps}"), "-m", "100",
-                 "{train}", "{model}"],
+                 repr(float(kernel_opts["gamma"])), "-c", "{c}", ("-e", "{eps}"), "-m",
+                 _cache_mb(kernel_opts), "{train}", "{model}"],
                 "kernel", model_kind="svmtool", default_eps=1e-3, counterpart="kernel"))
     binary_pm1 = set(np.unique(data_labels).tolist()) == {-1.0, 1.0}
     if "svmocas" in against and "hinge" in groups:
