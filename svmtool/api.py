@@ -80,12 +80,17 @@ def _train(problem, params, *, callback, init_model, **kwargs):
             # the ranking driver calls spec.load()(...): hand it the streaming fit instead
             from dataclasses import replace as _replace
 
+            kwargs = (("budget_bytes", memory_budget_bytes(params)),)
+            if _shard_sources(problem) is not None:
+                kwargs += (("sources", _shard_sources(problem)),)
+                problem = _RowsElsewhere(problem)
             driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
-                                   function="fit_ranking",
-                                   kwargs=(("budget_bytes", memory_budget_bytes(params)),))
+                                   function="fit_ranking", kwargs=kwargs)
         elif streaming:
             # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
             more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
+            if _shard_sources(problem) is not None:
+                problem = _RowsElsewhere(problem)
         model = spec.load_driver()(problem, params, driver_spec, callback=callback, **more)
         if streaming:
             model.report["streaming"] = streaming
@@ -103,7 +108,11 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         cls = np.repeat(np.arange(nr_class), count)
     else:
         cls = class_index(problem.y, labels)
-    if streaming:
+    if streaming and _shard_sources(problem) is not None:
+        # the shards are streamed one after another (the fit holds them): no arrays here
+        indptr = indices = data = None
+        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
+    elif streaming:
         # the bias column is appended block by block as the rows are streamed: never a copy
         indptr, indices, data = problem.indptr, problem.indices, problem.data
         n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
@@ -282,11 +291,41 @@ def memory_budget_bytes(params):
     return None if avail is None else avail // 2
 
 
+class _RowsElsewhere:
+    """What a driver reads of a problem whose rows are streamed from its shards: the labels,
+    query ids and sizes, but no CSR arrays (the streaming fit holds the shards)."""
+
+    def __init__(self, problem):
+        self.indptr = self.indices = self.data = None
+        self.y, self.qid = problem.y, problem.qid
+        self.n_features, self.n_rows = problem.n_features, problem.n_rows
+        self.source = problem.source
+
+
+def _shard_sources(problem):
+    """The (indptr, indices, data) of every shard of a problem read from a shard index (the
+    mapped shards, in row order), or None for any other problem."""
+    parts = getattr(problem, "parts", None)
+    if parts is None or getattr(problem, "index", None) is None:
+        return None
+    return [(p.indptr, p.indices, p.data) for p in parts]
+
+
+def _data_bytes(problem, path):
+    """The bytes of the data files behind ``problem`` (a cache, or a shard index's shards)."""
+    if _shard_sources(problem) is not None:
+        return problem.data_bytes()
+    return os.path.getsize(path)
+
+
 def _mapped_cache(problem):
-    """The path of the cache whose memory map holds ``problem``'s arrays, or None."""
+    """The path of the cache whose memory map holds ``problem``'s arrays (for a problem read
+    from a shard index: the index's path), or None."""
     from svmtool.engine.memory import mapped_file
 
     src = getattr(problem, "source", None)
+    if _shard_sources(problem) is not None:
+        return src if isinstance(src, str) and os.path.isfile(src) else None
     if not src or not isinstance(src, str) or not os.path.isfile(src):
         return None
     if not (mapped_file(problem.data) and mapped_file(problem.indices)):
@@ -302,9 +341,9 @@ def _streaming_mode(problem, params, spec):
     path = _mapped_cache(problem)
     if params.dask is not None:
         if path is None:
-            raise ParameterError("--dask trains from a binary cache that every worker can read "
-                                 "at the same path: convert TRAIN first (svmtool convert TRAIN "
-                                 "TRAIN.cache)")
+            raise ParameterError("--dask trains from a binary cache (or a shard index) that "
+                                 "every worker can read at the same path: convert TRAIN first "
+                                 "(svmtool convert TRAIN TRAIN.cache)")
         return "dask"
     if params.out_of_core:
         if path is None:
@@ -313,15 +352,16 @@ def _streaming_mode(problem, params, spec):
         return "blocks"
     # automatic: a mapped cache larger than the budget
     budget = memory_budget_bytes(params)
-    if path is None or budget is None or os.path.getsize(path) <= budget:
+    if path is None or budget is None or _data_bytes(problem, path) <= budget:
         return None
+    size = _data_bytes(problem, path)
     if not spec.out_of_core or params.liblinear_rng:
         why = "--liblinear-rng" if spec.out_of_core else f"-s {spec.name}"
-        warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory "
+        warnings.warn(f"{path} ({size >> 20} MB) is larger than the memory "
                       f"budget ({budget >> 20} MB), but {why} cannot train out of core: "
                       f"training in memory")
         return None
-    warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory budget "
+    warnings.warn(f"{path} ({size >> 20} MB) is larger than the memory budget "
                   f"({budget >> 20} MB): training out of core (--in-memory loads it)")
     return "blocks"
 
@@ -338,16 +378,21 @@ def _streaming_fit(mode, problem, params, spec):
         from svmtool.engine.dask_backend import Session
         from svmtool.solvers.sharded import fit as dask_fit
 
+        if _shard_sources(problem) is not None:
+            # each shard file is a piece of its own; the workers map them from their paths
+            path = [(os.path.abspath(sh["path"]), 0, sh["rows"][1] - sh["rows"][0])
+                    for sh in problem.index["shards"]]
+        else:
+            path = os.path.abspath(_mapped_cache(problem))
         session = Session(params.dask)
         fit = functools.partial(dask_fit, spec=spec, bias=float(params.bias),
-                                path=os.path.abspath(_mapped_cache(problem)),
-                                labels_y=problem.y, session=session,
+                                path=path, labels_y=problem.y, session=session,
                                 block_values=block_values_for(budget))
         return fit, session.close
     from svmtool.solvers.out_of_core import fit as block_fit
 
     return functools.partial(block_fit, spec=spec, bias=float(params.bias),
-                             budget_bytes=budget), None
+                             budget_bytes=budget, sources=_shard_sources(problem)), None
 
 
 def _row_dots(indptr, indices, data, w):

@@ -47,7 +47,11 @@ def caches(tmp_path_factory):
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.4)
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(n, 3)), axis=1).astype(float) + 1
     save_cache(Problem.from_matrix(X, y), str(folder / "three.cache"))
-    return {"a9a": str(folder / "a9a.cache"), "three": str(folder / "three.cache")}
+    from svmtool.io.shards import write_shards
+
+    write_shards(str(folder / "a9a.cache"), str(folder / "a9a.shards"), 3)
+    return {"a9a": str(folder / "a9a.cache"), "three": str(folder / "three.cache"),
+            "shards": str(folder / "a9a.shards")}
 
 
 def _same(a, b, rel=1e-8):
@@ -152,3 +156,15 @@ def test_command_line_local_cluster(caches, tmp_path):
         assert r.returncode == 2 and what.encode() in r.stderr, r.stderr
     r = run_cli("train", "-s", "lr", "--dask", "local:2", DATA / "heart_scale", tmp_path / "x")
     assert r.returncode == 2 and b"binary cache" in r.stderr
+
+
+@pytest.mark.parametrize("solver", ["newton", "ocas"])
+def test_shard_index_on_the_cluster(cluster, caches, solver):
+    """A shard index as TRAIN: each shard file is mapped by one worker (3 shards on 2
+    workers); the driver never builds the rows, and the model is the single cache's."""
+    ref = api.train(load_data(caches["a9a"]), solver=solver, bias=1.0, C=2.0)
+    sh = load_data(caches["shards"])
+    dist = api.train(sh, solver=solver, bias=1.0, C=2.0, dask=cluster.scheduler_address)
+    assert dist.report["streaming"] == "dask" and sh._csr is None
+    assert dist.report["classes"][0]["shards"] == 3
+    _same(ref, dist)

@@ -142,25 +142,35 @@ class Session:
         return sorted(self.client.scheduler_info()["workers"])
 
     def shards(self, path, bias, block_values):
-        """One shard future per worker (row ranges of about equal stored values), created once
-        per (path, bias) and kept for the session."""
+        """Shard futures, created once per (path, bias) and kept for the session.
+
+        ``path`` is a cache (one row range per worker, about equal stored values) or a list of
+        pieces ``(cache path, first row, end row)`` -- the shards of a shard index -- given to
+        the workers in turn.  Returns (futures, row ranges in the whole problem)."""
         from svmtool.io.cache import load_cache
         from svmtool.io.shards import shard_bounds
 
-        key = (path, float(bias), int(block_values))
+        key = (path if isinstance(path, str) else tuple(path), float(bias), int(block_values))
         if key not in self._shards:
             workers = self.workers()
             if not workers:
                 raise ClusterError(f"dask: the cluster at {self.address} has no workers")
-            prob = load_cache(path, mmap="r")
-            cuts = shard_bounds(prob.indptr, len(workers))
-            futures = [self.client.submit(Shard, path, cuts[k], cuts[k + 1], bias, block_values,
-                                          1, workers=[workers[k]], allow_other_workers=True,
-                                          pure=False)
-                       for k in range(len(cuts) - 1)]
+            if isinstance(path, str):
+                prob = load_cache(path, mmap="r")
+                cuts = shard_bounds(prob.indptr, len(workers))
+                pieces = [(path, cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1)]
+            else:
+                pieces = [(p, int(a), int(b)) for p, a, b in path]
+            futures = [self.client.submit(Shard, p, a, b, bias, block_values, 1,
+                                          workers=[workers[k % len(workers)]],
+                                          allow_other_workers=True, pure=False)
+                       for k, (p, a, b) in enumerate(pieces)]
             self.gather(futures)              # map every shard now: errors surface here
-            self._shards[key] = (futures, [(cuts[k], cuts[k + 1])
-                                           for k in range(len(cuts) - 1)])
+            ranges, row = [], 0
+            for _, a, b in pieces:
+                ranges.append((row, row + b - a))
+                row += b - a
+            self._shards[key] = (futures, ranges)
         return self._shards[key]
 
     # ---- tasks -------------------------------------------------------------------------------
