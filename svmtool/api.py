@@ -445,6 +445,47 @@ def predict(model, problem):
     return model.predict(scores), scores
 
 
+def iter_decision_values(model, source, *, dask=None, chunk_bytes=64 << 20, zero_based=False):
+    """Yield ``(labels, qid, decision values)`` of the rows of ``source`` block by block, in row
+    order: text (streamed), a cache or a shard index.  With ``dask`` (a scheduler address or
+    ``local:N``), ``source`` must be a cache or a shard index that every worker can read at the
+    same path: every piece is one task on the cluster, and the results come back in row order
+    (the same decision values as locally: each row's is computed the same way)."""
+    if dask is None:
+        from svmtool.io.svmlight import iter_data_chunks
+
+        for chunk in iter_data_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based):
+            yield chunk.y, chunk.qid, model.decision_function(chunk)
+        return
+    from svmtool.io.cache import cache_info
+    from svmtool.io.shards import looks_like_shard_index, read_shard_index
+    from svmtool.params import check_dask_address
+
+    msg = check_dask_address(dask)
+    if msg:
+        raise ParameterError(msg)
+    from svmtool.engine.dask_backend import Session, predict_in_order, prediction_pieces
+
+    if looks_like_shard_index(source):
+        files = [os.path.abspath(sh["path"]) for sh in read_shard_index(source)["shards"]]
+    else:
+        from svmtool.io.cache import is_cache
+
+        head = b""
+        if source != "-" and os.path.isfile(source):
+            with open(source, "rb") as f:
+                head = f.read(16)
+        if not is_cache(head):
+            raise ParameterError("--dask predicts from a binary cache (or a shard index) that "
+                                 "every worker can read at the same path: convert TEST first "
+                                 "(svmtool convert TEST TEST.cache)")
+        cache_info(source)                      # a truncated or foreign cache: one line here
+        files = [os.path.abspath(source)]
+    pieces = prediction_pieces(files, chunk_bytes)
+    with Session(dask) as session:
+        yield from predict_in_order(session, pieces, model)
+
+
 def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 5, *, seed=None,
                    **kwargs):
     """Predicted label of every row, each from a model trained on the other folds.

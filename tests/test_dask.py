@@ -168,3 +168,39 @@ def test_shard_index_on_the_cluster(cluster, caches, solver):
     assert dist.report["streaming"] == "dask" and sh._csr is None
     assert dist.report["classes"][0]["shards"] == 3
     _same(ref, dist)
+
+
+def test_predict_on_the_cluster(cluster, caches, tmp_path):
+    """predict --dask: one task per piece (a cache cut into row ranges, or the shards of an
+    index), OUTPUT in row order -- byte for byte the local predict's output."""
+    model = tmp_path / "m"
+    r = run_cli("train", "-s", "lr", "-B", "1", caches["a9a"], model)
+    assert r.returncode == 0, r.stderr
+    address = cluster.scheduler_address
+    for test in (caches["a9a"], caches["shards"]):
+        for opts in ([], ["--decision-values"], ["-b", "1"]):
+            local, dist = tmp_path / "local", tmp_path / "dist"
+            r = run_cli("predict", *opts, caches["a9a"], model, local)
+            assert r.returncode == 0, r.stderr
+            r2 = run_cli("predict", *opts, "--dask", address, "--chunk-bytes", "20000", test,
+                         model, dist)
+            assert r2.returncode == 0, r2.stderr
+            assert dist.read_bytes() == local.read_bytes()
+            assert r2.stderr == r.stderr                  # the same evaluation lines
+            assert len(dist.read_bytes().splitlines()) >= 4071
+    r = run_cli("predict", "--dask", address, DATA / "heart_scale", model, tmp_path / "x")
+    assert r.returncode == 2 and b"binary cache" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_prediction_pieces_cover_the_rows(caches):
+    from svmtool.engine.dask_backend import prediction_pieces
+    from svmtool.io.shards import read_shard_index
+
+    files = [s["path"] for s in read_shard_index(caches["shards"])["shards"]]
+    pieces = prediction_pieces(files, 20000)
+    assert len(pieces) > len(files)
+    rows = 0
+    for path, a, b in pieces:
+        assert b > a and path in files
+        rows += b - a
+    assert rows == load_data(caches["a9a"]).n_rows

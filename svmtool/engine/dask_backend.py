@@ -226,3 +226,64 @@ class Session:
         for p in parts[1:]:
             total += float(p)
         return total
+
+
+# ---- prediction over pieces of a cache or of the shards of an index ----------------------------
+
+def t_predict(path, r0, r1, model):
+    """(labels, qid, decision values) of rows ``r0..r1`` of the cache at ``path``, computed on
+    the worker from its own map of the file (only the results travel back)."""
+    from svmtool.io.cache import load_cache
+    from svmtool.problem import Problem
+
+    prob = load_cache(path, mmap="r")
+    if not 0 <= r0 <= r1 <= prob.n_rows:
+        raise ValueError(f"rows {r0}..{r1} outside the cache's {prob.n_rows}")
+    lo, hi = int(prob.indptr[r0]), int(prob.indptr[r1])
+    chunk = Problem(prob.indptr[r0:r1 + 1] - lo, prob.indices[lo:hi], prob.data[lo:hi],
+                    prob.y[r0:r1], prob.n_features)
+    qid = None if prob.qid is None else np.array(prob.qid[r0:r1])
+    return np.array(chunk.y, dtype=np.float64), qid, model.decision_function(chunk)
+
+
+def prediction_pieces(files, chunk_bytes):
+    """Row ranges ``(path, r0, r1)``, in row order, of the caches ``files`` (a cache, or the
+    shards of an index), each cut into pieces of about ``chunk_bytes`` of stored values."""
+    from svmtool.io.cache import load_cache
+
+    pieces = []
+    for path in files:
+        prob = load_cache(path, mmap="r")
+        n = prob.n_rows
+        per_row = 12.0 * max(prob.nnz, 1) / max(n, 1)
+        step = max(1, int(chunk_bytes // per_row))
+        pieces += [(path, a, min(n, a + step)) for a in range(0, n, step)]
+    return pieces
+
+
+def predict_in_order(session, pieces, model, window=None):
+    """Yield ``t_predict``'s results for ``pieces`` in row order: one task per piece, the model
+    sent to every worker once; at most ``window`` pieces (default: two per worker) are
+    computed ahead of the one being yielded, so the driver holds a few pieces' results."""
+    from collections import deque
+
+    client = session.client
+    workers = session.workers()
+    if not workers:
+        raise ClusterError(f"dask: the cluster at {session.address} has no workers")
+    [shared] = client.scatter([model], broadcast=True, hash=False)
+    window = max(1, window or 2 * len(workers))
+    todo = deque()
+    it = iter(pieces)
+    for piece in it:
+        todo.append(session.submit(t_predict, *piece, shared))
+        if len(todo) >= window:
+            break
+    while todo:
+        future = todo.popleft()
+        [result] = session.gather([future])
+        future.release()
+        nxt = next(it, None)
+        if nxt is not None:
+            todo.append(session.submit(t_predict, *nxt, shared))
+        yield result
