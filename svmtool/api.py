@@ -71,6 +71,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         init_model.report["source"] = path
     if init_model is not None and not spec.warm_start:
         raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
+        return _train_with_tasks(problem, params, spec, callback, init_model)
     streaming = _streaming_mode(problem, params, spec)
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
@@ -251,17 +253,29 @@ def _check_finite(model, problem):
 
 # --- out-of-core and dask.distributed training --------------------------------------------------
 
+# solvers whose subproblems run as dask tasks (shipped with their rows, from any data source)
+DASK_TASK_SOLVERS = ("dcsvm",)
+
+
 def check_streaming(spec, params):
     """ParameterError when ``params`` ask for out-of-core or dask training that ``spec`` cannot
     do (the command line calls this before reading any data)."""
     from svmtool.solvers import specs
 
-    if params.dask is not None:
+    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
+        # the subproblems travel to the workers as tasks: no cache, no blocks
+        from svmtool.engine.dask_backend import require_dask
+
+        require_dask()
+        if params.out_of_core:
+            raise ParameterError(f"-s {spec.name} cannot train out of core: --dask sends its "
+                                 f"subproblems to the workers instead")
+    elif params.dask is not None:
         from svmtool.solvers.sharded import DASK_SOLVERS
 
         if spec.name not in DASK_SOLVERS:
             raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
-                                 f"{', '.join(DASK_SOLVERS)})")
+                                 f"{', '.join(DASK_SOLVERS + DASK_TASK_SOLVERS)})")
         from svmtool.engine.dask_backend import require_dask
 
         require_dask()
@@ -289,6 +303,22 @@ def memory_budget_bytes(params):
 
     avail = available_memory()
     return None if avail is None else avail // 2
+
+
+def _train_with_tasks(problem, params, spec, callback, init_model):
+    """DC-SVM with --dask: the driver as in memory, the cluster subproblems of every level as
+    tasks on the cluster (the refine and conquer steps stay here)."""
+    from dataclasses import replace
+
+    from svmtool.engine.dask_backend import Session
+
+    check_streaming(spec, params)
+    more = {} if init_model is None else {"init_model": init_model}
+    with Session(params.dask) as session:
+        params = replace(params, dcsvm=replace(params.dcsvm, tasks=session))
+        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+    model.report["streaming"] = "dask"
+    return model
 
 
 class _RowsElsewhere:

@@ -204,3 +204,30 @@ def test_prediction_pieces_cover_the_rows(caches):
         assert b > a and path in files
         rows += b - a
     assert rows == load_data(caches["a9a"]).n_rows
+
+
+def test_dcsvm_levels_on_the_cluster(cluster, caches):
+    """DC-SVM with --dask: every level's cluster subproblems run as tasks on the workers (the
+    conquer step on the driver); the same levels and model as the local run, within the
+    solver's tolerance (the workers' BLAS may add a kernel row in another order: last bits)."""
+    from svmtool.params import DcsvmParams, KernelParams, TrainParams
+
+    sub = load_data(caches["a9a"]).take_rows(np.arange(2600))
+    p = TrainParams(solver="dcsvm", C=1.0, kernel=KernelParams(kernel_type=2, gamma=0.05),
+                    dcsvm=DcsvmParams(levels=2, k_clusters=4))
+    local = api.train(sub, p)
+    dist = api.train(sub, p, dask=cluster.scheduler_address)
+    assert dist.report["streaming"] == "dask"
+    la, lb = local.report["levels"], dist.report["levels"]
+    assert [x["level"] for x in lb] == [2, 1, "refine", 0] and lb[0]["clusters"] == 16
+    assert lb[0]["tasks"] == 16 and lb[1]["tasks"] == 4       # the levels ran on the workers
+    for a, b in zip(la, lb):
+        assert a["n_sv"] == b["n_sv"] and a["steps"] == b["steps"]
+        assert abs(a["objective"] - b["objective"]) <= 1e-8 * abs(a["objective"])
+    np.testing.assert_allclose(dist.decision_function(sub), local.decision_function(sub),
+                               rtol=1e-8, atol=1e-8)
+    early = TrainParams(solver="dcsvm", C=1.0, kernel=KernelParams(kernel_type=2, gamma=0.05),
+                        dcsvm=DcsvmParams(levels=2, k_clusters=4, early=True, early_level=1))
+    ea, eb = api.train(sub, early), api.train(sub, early, dask=cluster.scheduler_address)
+    np.testing.assert_allclose(eb.decision_function(sub), ea.decision_function(sub),
+                               rtol=1e-8, atol=1e-8)
