@@ -293,6 +293,12 @@ def test_bench_scaling_out_of_core(tmp_path):
     assert all(p["time"] > 0 and p["rss_anon_mb"] > 0 and p["iterations"] > 0
                for p in res["points"])
     assert set(res["slopes"]) == {"memory", "out-of-core"}
+    # the training time's slope splits into the cost per iteration and the iteration count
+    for p in res["points"]:
+        assert p["train_time"] > 0 and abs(p["per_iteration"] * p["iterations"] -
+                                           p["train_time"]) <= 1e-9 + 1e-6 * p["train_time"]
+    assert set(res["parts"]["memory"]) == {"train_time", "per_iteration", "iterations"}
+    assert b"per iteration" in r.stdout and b"not a robust figure" in r.stdout
     big = load_cache(str(tmp_path / "scale-1080.cache"), verify=True)
     one = load_svmlight(str(DATA / "heart_scale"))
     assert big.n_rows == 1080 and np.sort(big.y).tolist() == sorted(one.y.tolist() * 4)
