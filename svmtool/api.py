@@ -110,6 +110,9 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         cls = np.repeat(np.arange(nr_class), count)
     else:
         cls = class_index(problem.y, labels)
+    # per-row memory: the class of a row in one byte (or four), the permutation no longer
+    cls = cls.astype(np.int8 if nr_class < 127 else np.int32)
+    perm = None
     if streaming and _shard_sources(problem) is not None:
         # the shards are streamed one after another (the fit holds them): no arrays here
         indptr = indices = data = None
