@@ -139,7 +139,7 @@ def _parse_run(err):
 
 
 def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.0, repeat=3,
-        budget_mb=256, threads=None, seed=1, log=None):
+        budget_mb=256, threads=None, seed=1, log=None, c_rule="fixed"):
     """Time ``svmtool train -s SOLVER`` on every cache and mode; returns {"points", "slopes",
     "parts", ...}.
 
@@ -150,14 +150,27 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
     outer iterations and the training time per iteration: log(train) = log(per iteration) +
     log(iterations), so the slope of the training time splits exactly into the slope of the
     cost per iteration (1 for passes linear in n) and the growth of the iteration count
-    (Joachims' Figure 1 discussion)."""
+    (Joachims' Figure 1 discussion).
+
+    ``c_rule``: ``fixed`` -- LIBLINEAR's C at every size, so that k copies of TRAIN are TRAIN
+    with C k (a harder problem, more iterations, as n grows); ``per-n`` -- Joachims' C/n
+    normalisation (SVMperf's C, ``--perf-c``), chosen so that every size is TRAIN's problem at
+    ``C``: the work per iteration grows with n, the iteration count should not."""
     caches = build_caches(train, rows_list, folder, seed=seed, log=log)
+    if c_rule not in ("fixed", "per-n"):
+        raise ValueError(f"c_rule must be fixed or per-n (got {c_rule!r})")
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                 else "")
-    base = [sys.executable, "-m", "svmtool", "train", "-s", solver, "-c", f"{C:g}",
-            "-B", f"{bias:g}"]
+    base = [sys.executable, "-m", "svmtool", "train", "-s", solver, "-B", f"{bias:g}"]
+    if c_rule == "fixed":
+        base += ["-c", f"{C:g}"]
+    else:
+        from svmtool.io.svmlight import load_data
+
+        # C_light = perf_c * 100 / n = C * n_train / n: TRAIN's problem at C, k times over
+        base += ["--perf-c", repr(float(C) * load_data(train).n_rows / 100.0)]
     if eps is not None:
         base += ["-e", f"{eps:g}"]
     if threads is not None:
@@ -205,7 +218,8 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
         parts[mode] = {key: _fit_slope([(p["rows"], p[key]) for p in mine])
                        for key in ("train_time", "per_iteration", "iterations")}
     return {"train": train, "solver": solver, "C": C, "eps": eps, "bias": bias,
-            "repeat": repeat, "budget_mb": budget_mb, "points": points, "slopes": slopes,
+            "repeat": repeat, "budget_mb": budget_mb, "c_rule": c_rule, "points": points,
+            "slopes": slopes,
             "parts": parts, "load": [list(load_before), list(os.getloadavg())]}
 
 
@@ -220,7 +234,11 @@ def markdown(result):
     if load:
         load_note = (f" Load average (1, 5, 15 min) {', '.join(f'{x:.1f}' for x in load[0])} "
                      f"before, {', '.join(f'{x:.1f}' for x in load[1])} after.")
-    lines = [f"Scaling of `svmtool train -s {result['solver']}` (C={result['C']:g}, "
+    c_text = f"C={result['C']:g}"
+    if result.get("c_rule") == "per-n":
+        c_text = (f"C={result['C']:g} per copy of the data: `--perf-c`, C/n as in Joachims' "
+                  f"formulation, so every size is the same problem")
+    lines = [f"Scaling of `svmtool train -s {result['solver']}` ({c_text}, "
              f"-B {result['bias']:g}) on caches of copies of {os.path.basename(result['train'])}"
              f" in different row orders; whole commands, median of {result['repeat']} "
              f"interleaved rounds; train s: the solver's own time (`trained in`); "
