@@ -71,6 +71,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         init_model.report["source"] = path
     if init_model is not None and not spec.warm_start:
         raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
+        return _train_with_tasks(problem, params, spec, callback, init_model)
     streaming = _streaming_mode(problem, params, spec)
     if spec.driver:
         # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
@@ -80,12 +82,17 @@ def _train(problem, params, *, callback, init_model, **kwargs):
             # the ranking driver calls spec.load()(...): hand it the streaming fit instead
             from dataclasses import replace as _replace
 
+            kwargs = (("budget_bytes", memory_budget_bytes(params)),)
+            if _shard_sources(problem) is not None:
+                kwargs += (("sources", _shard_sources(problem)),)
+                problem = _RowsElsewhere(problem)
             driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
-                                   function="fit_ranking",
-                                   kwargs=(("budget_bytes", memory_budget_bytes(params)),))
+                                   function="fit_ranking", kwargs=kwargs)
         elif streaming:
             # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
             more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
+            if _shard_sources(problem) is not None:
+                problem = _RowsElsewhere(problem)
         model = spec.load_driver()(problem, params, driver_spec, callback=callback, **more)
         if streaming:
             model.report["streaming"] = streaming
@@ -103,7 +110,14 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         cls = np.repeat(np.arange(nr_class), count)
     else:
         cls = class_index(problem.y, labels)
-    if streaming:
+    # per-row memory: the class of a row in one byte (or four), the permutation no longer
+    cls = cls.astype(np.int8 if nr_class < 127 else np.int32)
+    perm = None
+    if streaming and _shard_sources(problem) is not None:
+        # the shards are streamed one after another (the fit holds them): no arrays here
+        indptr = indices = data = None
+        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
+    elif streaming:
         # the bias column is appended block by block as the rows are streamed: never a copy
         indptr, indices, data = problem.indptr, problem.indices, problem.data
         n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
@@ -242,17 +256,29 @@ def _check_finite(model, problem):
 
 # --- out-of-core and dask.distributed training --------------------------------------------------
 
+# solvers whose subproblems run as dask tasks (shipped with their rows, from any data source)
+DASK_TASK_SOLVERS = ("dcsvm",)
+
+
 def check_streaming(spec, params):
     """ParameterError when ``params`` ask for out-of-core or dask training that ``spec`` cannot
     do (the command line calls this before reading any data)."""
     from svmtool.solvers import specs
 
-    if params.dask is not None:
+    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
+        # the subproblems travel to the workers as tasks: no cache, no blocks
+        from svmtool.engine.dask_backend import require_dask
+
+        require_dask()
+        if params.out_of_core:
+            raise ParameterError(f"-s {spec.name} cannot train out of core: --dask sends its "
+                                 f"subproblems to the workers instead")
+    elif params.dask is not None:
         from svmtool.solvers.sharded import DASK_SOLVERS
 
         if spec.name not in DASK_SOLVERS:
             raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
-                                 f"{', '.join(DASK_SOLVERS)})")
+                                 f"{', '.join(DASK_SOLVERS + DASK_TASK_SOLVERS)})")
         from svmtool.engine.dask_backend import require_dask
 
         require_dask()
@@ -282,11 +308,57 @@ def memory_budget_bytes(params):
     return None if avail is None else avail // 2
 
 
+def _train_with_tasks(problem, params, spec, callback, init_model):
+    """DC-SVM with --dask: the driver as in memory, the cluster subproblems of every level as
+    tasks on the cluster (the refine and conquer steps stay here)."""
+    from dataclasses import replace
+
+    from svmtool.engine.dask_backend import Session
+
+    check_streaming(spec, params)
+    more = {} if init_model is None else {"init_model": init_model}
+    with Session(params.dask) as session:
+        params = replace(params, dcsvm=replace(params.dcsvm, tasks=session))
+        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+    model.report["streaming"] = "dask"
+    return model
+
+
+class _RowsElsewhere:
+    """What a driver reads of a problem whose rows are streamed from its shards: the labels,
+    query ids and sizes, but no CSR arrays (the streaming fit holds the shards)."""
+
+    def __init__(self, problem):
+        self.indptr = self.indices = self.data = None
+        self.y, self.qid = problem.y, problem.qid
+        self.n_features, self.n_rows = problem.n_features, problem.n_rows
+        self.source = problem.source
+
+
+def _shard_sources(problem):
+    """The (indptr, indices, data) of every shard of a problem read from a shard index (the
+    mapped shards, in row order), or None for any other problem."""
+    parts = getattr(problem, "parts", None)
+    if parts is None or getattr(problem, "index", None) is None:
+        return None
+    return [(p.indptr, p.indices, p.data) for p in parts]
+
+
+def _data_bytes(problem, path):
+    """The bytes of the data files behind ``problem`` (a cache, or a shard index's shards)."""
+    if _shard_sources(problem) is not None:
+        return problem.data_bytes()
+    return os.path.getsize(path)
+
+
 def _mapped_cache(problem):
-    """The path of the cache whose memory map holds ``problem``'s arrays, or None."""
+    """The path of the cache whose memory map holds ``problem``'s arrays (for a problem read
+    from a shard index: the index's path), or None."""
     from svmtool.engine.memory import mapped_file
 
     src = getattr(problem, "source", None)
+    if _shard_sources(problem) is not None:
+        return src if isinstance(src, str) and os.path.isfile(src) else None
     if not src or not isinstance(src, str) or not os.path.isfile(src):
         return None
     if not (mapped_file(problem.data) and mapped_file(problem.indices)):
@@ -302,9 +374,9 @@ def _streaming_mode(problem, params, spec):
     path = _mapped_cache(problem)
     if params.dask is not None:
         if path is None:
-            raise ParameterError("--dask trains from a binary cache that every worker can read "
-                                 "at the same path: convert TRAIN first (svmtool convert TRAIN "
-                                 "TRAIN.cache)")
+            raise ParameterError("--dask trains from a binary cache (or a shard index) that "
+                                 "every worker can read at the same path: convert TRAIN first "
+                                 "(svmtool convert TRAIN TRAIN.cache)")
         return "dask"
     if params.out_of_core:
         if path is None:
@@ -313,15 +385,16 @@ def _streaming_mode(problem, params, spec):
         return "blocks"
     # automatic: a mapped cache larger than the budget
     budget = memory_budget_bytes(params)
-    if path is None or budget is None or os.path.getsize(path) <= budget:
+    if path is None or budget is None or _data_bytes(problem, path) <= budget:
         return None
+    size = _data_bytes(problem, path)
     if not spec.out_of_core or params.liblinear_rng:
         why = "--liblinear-rng" if spec.out_of_core else f"-s {spec.name}"
-        warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory "
+        warnings.warn(f"{path} ({size >> 20} MB) is larger than the memory "
                       f"budget ({budget >> 20} MB), but {why} cannot train out of core: "
                       f"training in memory")
         return None
-    warnings.warn(f"{path} ({os.path.getsize(path) >> 20} MB) is larger than the memory budget "
+    warnings.warn(f"{path} ({size >> 20} MB) is larger than the memory budget "
                   f"({budget >> 20} MB): training out of core (--in-memory loads it)")
     return "blocks"
 
@@ -338,16 +411,21 @@ def _streaming_fit(mode, problem, params, spec):
         from svmtool.engine.dask_backend import Session
         from svmtool.solvers.sharded import fit as dask_fit
 
+        if _shard_sources(problem) is not None:
+            # each shard file is a piece of its own; the workers map them from their paths
+            path = [(os.path.abspath(sh["path"]), 0, sh["rows"][1] - sh["rows"][0])
+                    for sh in problem.index["shards"]]
+        else:
+            path = os.path.abspath(_mapped_cache(problem))
         session = Session(params.dask)
         fit = functools.partial(dask_fit, spec=spec, bias=float(params.bias),
-                                path=os.path.abspath(_mapped_cache(problem)),
-                                labels_y=problem.y, session=session,
+                                path=path, labels_y=problem.y, session=session,
                                 block_values=block_values_for(budget))
         return fit, session.close
     from svmtool.solvers.out_of_core import fit as block_fit
 
     return functools.partial(block_fit, spec=spec, bias=float(params.bias),
-                             budget_bytes=budget), None
+                             budget_bytes=budget, sources=_shard_sources(problem)), None
 
 
 def _row_dots(indptr, indices, data, w):
@@ -398,6 +476,47 @@ def predict(model, problem):
     """Return (labels, decision values) for every row of ``problem``."""
     scores = model.decision_function(problem)
     return model.predict(scores), scores
+
+
+def iter_decision_values(model, source, *, dask=None, chunk_bytes=64 << 20, zero_based=False):
+    """Yield ``(labels, qid, decision values)`` of the rows of ``source`` block by block, in row
+    order: text (streamed), a cache or a shard index.  With ``dask`` (a scheduler address or
+    ``local:N``), ``source`` must be a cache or a shard index that every worker can read at the
+    same path: every piece is one task on the cluster, and the results come back in row order
+    (the same decision values as locally: each row's is computed the same way)."""
+    if dask is None:
+        from svmtool.io.svmlight import iter_data_chunks
+
+        for chunk in iter_data_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based):
+            yield chunk.y, chunk.qid, model.decision_function(chunk)
+        return
+    from svmtool.io.cache import cache_info
+    from svmtool.io.shards import looks_like_shard_index, read_shard_index
+    from svmtool.params import check_dask_address
+
+    msg = check_dask_address(dask)
+    if msg:
+        raise ParameterError(msg)
+    from svmtool.engine.dask_backend import Session, predict_in_order, prediction_pieces
+
+    if looks_like_shard_index(source):
+        files = [os.path.abspath(sh["path"]) for sh in read_shard_index(source)["shards"]]
+    else:
+        from svmtool.io.cache import is_cache
+
+        head = b""
+        if source != "-" and os.path.isfile(source):
+            with open(source, "rb") as f:
+                head = f.read(16)
+        if not is_cache(head):
+            raise ParameterError("--dask predicts from a binary cache (or a shard index) that "
+                                 "every worker can read at the same path: convert TEST first "
+                                 "(svmtool convert TEST TEST.cache)")
+        cache_info(source)                      # a truncated or foreign cache: one line here
+        files = [os.path.abspath(source)]
+    pieces = prediction_pieces(files, chunk_bytes)
+    with Session(dask) as session:
+        yield from predict_in_order(session, pieces, model)
 
 
 def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 5, *, seed=None,

@@ -66,6 +66,9 @@ class DcsvmParams:
     level_eps: Optional[float] = None   # tolerance of the levels' subproblems (None: -e)
     keep_level_models: bool = False     # keep every level's early model (per-level accuracy)
     test: Any = field(default=None, compare=False, repr=False)   # a Problem: per-level accuracy
+    # runtime, not an option: a dask Session (svmtool.engine.dask_backend) on which the levels'
+    # cluster subproblems run as tasks (--dask); None: threads of this process
+    tasks: Any = field(default=None, compare=False, repr=False)
 
     def check(self) -> Optional[str]:
         if self.levels < 0:

@@ -47,7 +47,11 @@ def caches(tmp_path_factory):
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.4)
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(n, 3)), axis=1).astype(float) + 1
     save_cache(Problem.from_matrix(X, y), str(folder / "three.cache"))
-    return {"a9a": str(folder / "a9a.cache"), "three": str(folder / "three.cache")}
+    from svmtool.io.shards import write_shards
+
+    write_shards(str(folder / "a9a.cache"), str(folder / "a9a.shards"), 3)
+    return {"a9a": str(folder / "a9a.cache"), "three": str(folder / "three.cache"),
+            "shards": str(folder / "a9a.shards")}
 
 
 def _same(a, b, rel=1e-8):
@@ -152,3 +156,78 @@ def test_command_line_local_cluster(caches, tmp_path):
         assert r.returncode == 2 and what.encode() in r.stderr, r.stderr
     r = run_cli("train", "-s", "lr", "--dask", "local:2", DATA / "heart_scale", tmp_path / "x")
     assert r.returncode == 2 and b"binary cache" in r.stderr
+
+
+@pytest.mark.parametrize("solver", ["newton", "ocas"])
+def test_shard_index_on_the_cluster(cluster, caches, solver):
+    """A shard index as TRAIN: each shard file is mapped by one worker (3 shards on 2
+    workers); the driver never builds the rows, and the model is the single cache's."""
+    ref = api.train(load_data(caches["a9a"]), solver=solver, bias=1.0, C=2.0)
+    sh = load_data(caches["shards"])
+    dist = api.train(sh, solver=solver, bias=1.0, C=2.0, dask=cluster.scheduler_address)
+    assert dist.report["streaming"] == "dask" and sh._csr is None
+    assert dist.report["classes"][0]["shards"] == 3
+    _same(ref, dist)
+
+
+def test_predict_on_the_cluster(cluster, caches, tmp_path):
+    """predict --dask: one task per piece (a cache cut into row ranges, or the shards of an
+    index), OUTPUT in row order -- byte for byte the local predict's output."""
+    model = tmp_path / "m"
+    r = run_cli("train", "-s", "lr", "-B", "1", caches["a9a"], model)
+    assert r.returncode == 0, r.stderr
+    address = cluster.scheduler_address
+    for test in (caches["a9a"], caches["shards"]):
+        for opts in ([], ["--decision-values"], ["-b", "1"]):
+            local, dist = tmp_path / "local", tmp_path / "dist"
+            r = run_cli("predict", *opts, caches["a9a"], model, local)
+            assert r.returncode == 0, r.stderr
+            r2 = run_cli("predict", *opts, "--dask", address, "--chunk-bytes", "20000", test,
+                         model, dist)
+            assert r2.returncode == 0, r2.stderr
+            assert dist.read_bytes() == local.read_bytes()
+            assert r2.stderr == r.stderr                  # the same evaluation lines
+            assert len(dist.read_bytes().splitlines()) >= 4071
+    r = run_cli("predict", "--dask", address, DATA / "heart_scale", model, tmp_path / "x")
+    assert r.returncode == 2 and b"binary cache" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_prediction_pieces_cover_the_rows(caches):
+    from svmtool.engine.dask_backend import prediction_pieces
+    from svmtool.io.shards import read_shard_index
+
+    files = [s["path"] for s in read_shard_index(caches["shards"])["shards"]]
+    pieces = prediction_pieces(files, 20000)
+    assert len(pieces) > len(files)
+    rows = 0
+    for path, a, b in pieces:
+        assert b > a and path in files
+        rows += b - a
+    assert rows == load_data(caches["a9a"]).n_rows
+
+
+def test_dcsvm_levels_on_the_cluster(cluster, caches):
+    """DC-SVM with --dask: every level's cluster subproblems run as tasks on the workers (the
+    conquer step on the driver); the same levels and model as the local run, within the
+    solver's tolerance (the workers' BLAS may add a kernel row in another order: last bits)."""
+    from svmtool.params import DcsvmParams, KernelParams, TrainParams
+
+    sub = load_data(caches["a9a"]).take_rows(np.arange(2600))
+    p = TrainParams(solver="dcsvm", C=1.0, kernel=KernelParams(kernel_type=2, gamma=0.05),
+                    dcsvm=DcsvmParams(levels=2, k_clusters=4))
+    local = api.train(sub, p)
+    dist = api.train(sub, p, dask=cluster.scheduler_address)
+    assert dist.report["streaming"] == "dask"
+    la, lb = local.report["levels"], dist.report["levels"]
+    assert [x["level"] for x in lb] == [2, 1, "refine", 0] and lb[0]["clusters"] == 16
+    assert lb[0]["tasks"] == 16 and lb[1]["tasks"] == 4       # the levels ran on the workers
+    for a, b in zip(la, lb):
+        assert a["n_sv"] == b["n_sv"] and a["steps"] == b["steps"]
+        assert abs(a["objective"] - b["objective"]) <= 1e-8 * abs(a["objective"])
+    np.testing.assert_allclose(dist.decision_function(sub), local.decision_function(sub),
+                               rtol=1e-8, atol=1e-8)
+    early = TrainParams(solver="dcsvm", C=1.0, kernel=KernelParams(kernel_type=2, gamma=0.05),
+                        dcsvm=DcsvmParams(levels=2, k_clusters=4, early=True, early_level=1))
+    ea, eb = api.train(sub, early), api.train(sub, early, dask=cluster.scheduler_address)
+    np.testing.assert_allclose(eb.decision_function(sub), ea.decision_function(sub),
+                               rtol=1e-8, atol=1e-8)

@@ -293,9 +293,27 @@ def test_bench_scaling_out_of_core(tmp_path):
     assert all(p["time"] > 0 and p["rss_anon_mb"] > 0 and p["iterations"] > 0
                for p in res["points"])
     assert set(res["slopes"]) == {"memory", "out-of-core"}
+    # the training time's slope splits into the cost per iteration and the iteration count
+    for p in res["points"]:
+        assert p["train_time"] > 0 and abs(p["per_iteration"] * p["iterations"] -
+                                           p["train_time"]) <= 1e-9 + 1e-6 * p["train_time"]
+    assert set(res["parts"]["memory"]) == {"train_time", "per_iteration", "iterations"}
+    assert b"per iteration" in r.stdout and b"not a robust figure" in r.stdout
     big = load_cache(str(tmp_path / "scale-1080.cache"), verify=True)
     one = load_svmlight(str(DATA / "heart_scale"))
     assert big.n_rows == 1080 and np.sort(big.y).tolist() == sorted(one.y.tolist() * 4)
     assert b"slope of log time" in r.stdout
+    # Joachims' C/n: every size is heart_scale's problem at C (270 rows: --perf-c 2.7): k copies
+    # at C/k have heart_scale's objective (within the solver's tolerance)
+    r = run_cli("bench", str(DATA / "heart_scale"), "--scaling", "--scale-rows", "540,1080",
+                "--scale-modes", "memory", "--solvers", "ocas", "--repeat", "1",
+                "--scale-c", "per-n", "--out", tmp_path, "--tag", "n")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "n-scaling.json").read_text())[0]
+    assert res["c_rule"] == "per-n" and b"Joachims" in r.stdout
+    one = api.train(load_svmlight(str(DATA / "heart_scale")), solver="ocas", C=1.0)
+    ref = one.report["classes"][0]["primal"]
+    for p in res["points"]:
+        assert abs(p["primal"] - ref) <= 0.01 * ref, (p, ref)
     r = run_cli("bench", str(DATA / "heart_scale"), "--scale-rows", "540", "--out", tmp_path)
     assert r.returncode == 2 and b"--scaling" in r.stderr

@@ -26,7 +26,7 @@ def _names(text):
 RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
             "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
             "no_trace", "no_memory", "tag", "end_to_end", "scale_rows", "scale_modes",
-            "scale_budget")
+            "scale_budget", "scale_c")
 SUITE_ONLY = ("data_dir", "quick", "markdown")
 
 
@@ -95,6 +95,10 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 @click.option("--scale-budget", "scale_budget", type=float, default=256, show_default=True,
               metavar="MB", help="With --scale-rows: --memory-budget of the out-of-core and "
                                  "dask runs.")
+@click.option("--scale-c", "scale_c", type=click.Choice(["fixed", "per-n"]), default="fixed",
+              show_default=True,
+              help="With --scale-rows: LIBLINEAR's C at every size (k copies = C k), or C/n "
+                   "as Joachims and SVMperf normalise it (every size the same problem).")
 @click.option("--sweep", type=click.Choice(["eps", "C"]), default=None,
               help="Iterations and time against eps (around each solver's default) or C.")
 @click.option("--io", "io_bench", is_flag=True,
@@ -111,7 +115,7 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
             threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
-            anchor_bin=()):
+            anchor_bin=(), scale_c="fixed"):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -155,7 +159,7 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
         if not scaling:
             raise ParameterError("--scale-rows needs --scaling")
         return _scale_out(ctx, train_file, scale_rows, scale_modes, scale_budget, solvers, Cs,
-                          epss, bias, repeat, threads, out_dir, tag, quiet)
+                          epss, bias, repeat, threads, out_dir, tag, quiet, scale_c)
     ag = _against(against)
     cfg = BenchConfig(train=train_file, test=test_file, solvers=_names(solvers), Cs=Cs,
                       epss=epss, repeat=repeat, against=ag, bias=bias, rows=rows, gamma=gamma,
@@ -224,7 +228,7 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
 
 
 def _scale_out(ctx, train_file, scale_rows, scale_modes, budget, solvers, Cs, epss, bias, repeat,
-               threads, out_dir, tag, quiet):
+               threads, out_dir, tag, quiet, scale_c="fixed"):
     """--scaling --scale-rows: whole commands on caches of growing size
     (:mod:`svmtool.bench.scale_out`)."""
     import json
@@ -250,7 +254,8 @@ def _scale_out(ctx, train_file, scale_rows, scale_modes, budget, solvers, Cs, ep
     for name in names:
         res = scale_out.run(train_file, [int(r) for r in rows], name, out_dir, modes=modes,
                             C=Cs[0], eps=epss[0], bias=-1.0 if bias is None else bias,
-                            repeat=repeat, budget_mb=budget, threads=threads, log=log)
+                            repeat=repeat, budget_mb=budget, threads=threads, log=log,
+                            c_rule=scale_c)
         results.append(res)
         parts.append(scale_out.markdown(res))
     md = "\n".join(parts)

@@ -41,14 +41,20 @@ def format_value(v) -> str:
                    "ROC area (two label values) and Kendall's tau, per qid and overall.")
 @quiet_option
 @zero_based_option
+@click.option("--dask", "dask", default=None, metavar="ADDRESS",
+              help="Predict on a dask.distributed cluster: a scheduler address "
+                   "(tcp://host:8786) or local:N.  TEST must be a cache or a shard index all "
+                   "workers can read at the same paths; one task per piece, OUTPUT in row "
+                   "order.  Needs the 'dask' extra.")
 @click.option("--chunk-bytes", type=click.IntRange(min=1), default=BLOCK_BYTES, hidden=True,
               help="Bytes of test data scored per block.")
 @click.pass_context
 def command(ctx, test, model_file, output, probability, decision_values, quiet, zero_based,
-            chunk_bytes, ranking=False):
+            chunk_bytes, ranking=False, dask=None):
     """Predict the rows of TEST with MODEL and write the results to OUTPUT.
 
-    TEST is svmlight/libsvm text (plain or compressed, - for stdin) or a binary cache; MODEL a
+    TEST is svmlight/libsvm text (plain or compressed, - for stdin), a binary cache or a shard
+    index (convert --shards: the shards in order); MODEL a
     LIBLINEAR model file, a LIBSVM kernel model or an svmtool DC-SVM early-prediction model;
     OUTPUT gets one prediction per line (- for stdout).
     """
@@ -63,6 +69,14 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
     if with_proba and decision_values:
         raise ParameterError("-b 1 and --decision-values cannot be used together")
 
+    if dask is not None:
+        from svmtool.engine.dask_backend import require_dask
+        from svmtool.params import check_dask_address
+
+        msg = check_dask_address(dask)
+        if msg:
+            raise ParameterError(msg)
+        require_dask()
     model = load_model(model_file)
     if with_proba and not model.is_probabilistic():
         raise ParameterError(f"-b 1 needs a logistic-regression model (L2R_LR, L1R_LR or "
@@ -70,8 +84,7 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
 
     import numpy as np
 
-    from svmtool.io.svmlight import iter_data_chunks
-
+    from svmtool.api import iter_decision_values
     from svmtool.io.svmlight_model import model_task
 
     task = model_task(model)
@@ -92,19 +105,19 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
     with open_output(output) as out:
         if with_proba:
             out.write("labels " + " ".join(label_text) + "\n")
-        for chunk in iter_data_chunks(test, chunk_bytes=chunk_bytes, zero_based=zero_based):
-            scores = model.decision_function(chunk)
+        for chunk_y, chunk_qid, scores in iter_decision_values(
+                model, test, dask=dask, chunk_bytes=chunk_bytes, zero_based=zero_based):
             if regression:
                 predicted = scores[:, 0]
                 index = None
             else:
                 index = model.predict_index(scores)
                 predicted = class_labels[index]
-            tally.add(chunk.y, predicted, index, scores)
+            tally.add(chunk_y, predicted, index, scores)
             if ranking:
-                rank_y.append(np.array(chunk.y, dtype=np.float64))
+                rank_y.append(np.array(chunk_y, dtype=np.float64))
                 rank_s.append(scores[:, 0].copy())
-                rank_q.append(None if chunk.qid is None else np.array(chunk.qid))
+                rank_q.append(None if chunk_qid is None else np.array(chunk_qid))
             if len(scores) == 0:
                 continue
             if decision_values:

@@ -99,15 +99,17 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--threads", type=int, default=None,
               help="Threads for reading, row passes and one-vs-rest classes.")
 @click.option("--out-of-core/--in-memory", "out_of_core", default=None,
-              help="Train from the binary cache TRAIN in blocks, without loading it (default: "
-                   "when the cache is larger than --memory-budget and the solver can).")
+              help="Train from the binary cache (or shard index) TRAIN in blocks, without "
+                   "loading it (default: when it is larger than --memory-budget and the solver "
+                   "can).")
 @click.option("--memory-budget", "memory_budget", type=float, default=None, metavar="MB",
               help="Memory for the data: a larger cache is trained out of core, in blocks sized "
                    "from it (default: half of the available memory).")
 @click.option("--dask", "dask", default=None, metavar="ADDRESS",
               help="Train on a dask.distributed cluster: a scheduler address (tcp://host:8786) "
-                   "or local:N (N local worker processes).  TRAIN must be a cache all workers "
-                   "can read at the same path.  Needs the 'dask' extra.")
+                   "or local:N (N local worker processes).  TRAIN must be a cache or a shard "
+                   "index (convert --shards) all workers can read at the same paths.  Needs the "
+                   "'dask' extra.")
 @click.option("-t", "kernel_type", type=int, default=2, show_default=True,
               help="Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
                    "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "

@@ -62,13 +62,14 @@ def block_values_for(budget_bytes):
 
 
 @njit
-def _copy_block(indptr, indices, data, r0, r1, bias, nf, ip, ix, dv):
+def _copy_block(indptr, indices, data, r0, r1, off, bias, nf, ip, ix, dv):
     """Rows r0..r1 of the source into ``ix``/``dv`` from position 0, the constant ``bias`` at
-    column ``nf`` appended to every row when ``bias >= 0``; ``ip[r]`` = the row's first local
-    position (``ip[r1]`` its end).  Returns the number of values written."""
+    column ``nf`` appended to every row when ``bias >= 0``; ``ip[off + r]`` = the row's first
+    local position (``ip[off + r1]`` its end; ``off``: the source's first row in the whole
+    problem).  Returns the number of values written."""
     p = 0
     for r in range(r0, r1):
-        ip[r] = p
+        ip[off + r] = p
         for k in range(indptr[r], indptr[r + 1]):
             ix[p] = indices[k]
             dv[p] = data[k]
@@ -77,7 +78,7 @@ def _copy_block(indptr, indices, data, r0, r1, bias, nf, ip, ix, dv):
             ix[p] = nf
             dv[p] = bias
             p += 1
-    ip[r1] = p
+    ip[off + r1] = p
     return p
 
 
@@ -99,87 +100,134 @@ def _split(indptr, r0, r1, parts):
 
 
 class BlockOracle:
-    """Row passes over CSR arrays (usually memory-mapped) one block at a time."""
+    """Row passes over CSR arrays (usually memory-mapped) one block at a time.
+
+    ``sources`` (instead of ``indptr``, ``indices``, ``data``): a list of such triples, the
+    rows of one after those of the other -- the shards of a shard index read as one problem.
+    A block never spans two sources.
+    """
 
     def __init__(self, indptr, indices, data, n_features, *, bias=-1.0, threads=None,
-                 block_values=None, budget_bytes=None):
-        indptr = np.asarray(indptr)
-        if indptr.dtype != np.int64 or indptr.ndim != 1 or len(indptr) < 1:
-            raise ValueError("indptr must be an int64 vector of length n_rows + 1")
-        # indptr may start anywhere (a row range of a cache): positions index indices/data
-        if np.asarray(indices).dtype.itemsize > 4:
-            raise ValueError("out-of-core passes need 32-bit column indices")
-        self.src = (indptr, np.asarray(indices), np.asarray(data))
+                 block_values=None, budget_bytes=None, sources=None):
+        if sources is None:
+            sources = [(indptr, indices, data)]
+        srcs = []
+        for ip_, ix_, dv_ in sources:
+            ip_ = np.asarray(ip_)
+            if ip_.dtype != np.int64 or ip_.ndim != 1 or len(ip_) < 1:
+                raise ValueError("indptr must be an int64 vector of length n_rows + 1")
+            # indptr may start anywhere (a row range of a cache): positions index indices/data
+            if np.asarray(ix_).dtype.itemsize > 4:
+                raise ValueError("out-of-core passes need 32-bit column indices")
+            srcs.append((ip_, np.asarray(ix_), np.asarray(dv_)))
+        if not srcs:
+            raise ValueError("no rows: a BlockOracle needs at least one source")
+        self.srcs = srcs
         self.bias = float(bias)
         self.raw_features = int(n_features)
         self.n_features = self.raw_features + (1 if self.bias >= 0 else 0)
-        self.n_rows = len(indptr) - 1
-        self.nnz = int(indptr[-1]) - int(indptr[0])
+        self.row0 = [0]
+        for ip_, _, _ in srcs:
+            self.row0.append(self.row0[-1] + len(ip_) - 1)
+        self.n_rows = self.row0[-1]
+        self.nnz = sum(int(ip_[-1]) - int(ip_[0]) for ip_, _, _ in srcs)
         if block_values is None:
             block_values = block_values_for(budget_bytes)
         self.block_values = max(1, int(block_values))
-        # block limits: about block_values stored values each (the bias counted), >= 1 row
+        # block limits (global rows): about block_values stored values each (the bias counted),
+        # >= 1 row, within one source; block_src[b]: the source of block b
         limits = [0]
-        r = 0
-        while r < self.n_rows:
-            target = int(indptr[r]) + self.block_values
-            s = int(np.searchsorted(indptr, target, side="right")) - 1
-            if self.bias >= 0:
-                # the bias adds one value a row: shrink until the block fits
-                while s > r + 1 and int(indptr[s]) - int(indptr[r]) + (s - r) > \
-                        self.block_values:
-                    s = r + max(1, (s - r) * 3 // 4)
-            s = min(max(s, r + 1), self.n_rows)
-            limits.append(s)
-            r = s
+        self.block_src = []
+        cap = 1
+        for k, (ip_, _, _) in enumerate(srcs):
+            off, n_k = self.row0[k], len(ip_) - 1
+            r = 0
+            while r < n_k:
+                target = int(ip_[r]) + self.block_values
+                s = int(np.searchsorted(ip_, target, side="right")) - 1
+                if self.bias >= 0:
+                    # the bias adds one value a row: shrink until the block fits
+                    while s > r + 1 and int(ip_[s]) - int(ip_[r]) + (s - r) > \
+                            self.block_values:
+                        s = r + max(1, (s - r) * 3 // 4)
+                s = min(max(s, r + 1), n_k)
+                cap = max(cap, int(ip_[s]) - int(ip_[r]) + ((s - r) if self.bias >= 0 else 0))
+                limits.append(off + s)
+                self.block_src.append(k)
+                r = s
         self.limits = limits
         self.n_blocks = max(1, len(limits) - 1)
-        cap = 1
-        for b in range(len(limits) - 1):
-            r0, r1 = limits[b], limits[b + 1]
-            cap = max(cap, int(indptr[r1]) - int(indptr[r0]) + ((r1 - r0) if self.bias >= 0
-                                                                 else 0))
-        src_indices, src_data = self.src[1], self.src[2]
-        self.direct = (self.bias < 0 and src_indices.dtype in (np.int32, np.uint32)
-                       and src_data.dtype == np.float64 and indptr.flags.c_contiguous
-                       and src_indices.flags.c_contiguous and src_data.flags.c_contiguous)
-        if self.direct:
+        self.direct = self.bias < 0 and all(
+            ix_.dtype in (np.int32, np.uint32) and dv_.dtype == np.float64
+            and ip_.flags.c_contiguous and ix_.flags.c_contiguous and dv_.flags.c_contiguous
+            for ip_, ix_, dv_ in srcs)
+        if self.direct and len(srcs) == 1:
             # no bias column to append: the kernels read the mapped arrays in place (unsigned
             # views, as LocalOracle's), a block at a time; nothing is copied
-            self.ip = indptr.view(np.uint64)
-            self.ix = src_indices.view(np.uint32)
-            self.dv = src_data
+            self.ip = srcs[0][0].view(np.uint64)
+            self.ix = srcs[0][1].view(np.uint32)
+            self.dv = srcs[0][2]
+        elif self.direct:
+            # several sources read in place: one row-pointer array over all rows (8 bytes a
+            # row), each source's positions its own; where two sources meet, the entry is set
+            # for the source of the loaded block (see load)
+            self.ip = np.empty(self.n_rows + 1, dtype=np.uint64)
+            for k, (ip_, _, _) in enumerate(srcs):
+                self.ip[self.row0[k]:self.row0[k + 1] + 1] = ip_
+            self.ix = srcs[0][1].view(np.uint32)
+            self.dv = srcs[0][2]
         else:
             self.ix = np.empty(cap, dtype=np.uint32)
             self.dv = np.empty(cap, dtype=np.float64)
             self.ip = np.zeros(self.n_rows + 1, dtype=np.uint64)
-        self.sub = [np.ascontiguousarray(_split(indptr, limits[b], limits[b + 1], SUB_BLOCKS)
-                                         ).view(np.uint64) for b in range(len(limits) - 1)]
+        self.sub = []
+        for b in range(len(limits) - 1):
+            k = self.block_src[b]
+            off = self.row0[k]
+            cut = _split(srcs[k][0], limits[b] - off, limits[b + 1] - off, SUB_BLOCKS) + off
+            self.sub.append(np.ascontiguousarray(cut).view(np.uint64))
         want = available_cores() if threads is None else max(1, int(threads))
         self.threads = int(min(want, SUB_BLOCKS))
         cuts = [t * SUB_BLOCKS // self.threads for t in range(self.threads + 1)]
         self._groups = [(cuts[t], cuts[t + 1]) for t in range(self.threads)]
         self._loaded = -1
         self._mm = []
-        for a in self.src:
-            mm = _mmap_of(a)
-            try:
-                base = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data if mm else 0
-                self._mm.append((mm, a.ctypes.data - base) if mm else None)
-            except (ValueError, TypeError):
-                self._mm.append(None)
+        for src in srcs:
+            where = []
+            for a in src:
+                mm = _mmap_of(a)
+                try:
+                    base = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data if mm else 0
+                    where.append((mm, a.ctypes.data - base) if mm else None)
+                except (ValueError, TypeError):
+                    where.append(None)
+            self._mm.append(where)
         self.passes = 0
         self.blocks_loaded = 0
         self._bufs = {}
 
+    @property
+    def src(self):
+        """The (indptr, indices, data) of a single-source oracle."""
+        if len(self.srcs) != 1:
+            raise AttributeError("a BlockOracle over several sources has no single src")
+        return self.srcs[0]
+
     # ---- loading ---------------------------------------------------------------------------
+    def _local(self, b):
+        """(source, source-local r0, r1, the source's first global row) of block ``b``."""
+        k = self.block_src[b]
+        off = self.row0[k]
+        return k, self.limits[b] - off, self.limits[b + 1] - off, off
+
     def _advise(self, b):
         """Ask the kernel to start reading block ``b``'s bytes (best effort)."""
         if b >= len(self.limits) - 1:
             return
-        r0, r1 = self.limits[b], self.limits[b + 1]
-        lo, hi = int(self.src[0][r0]), int(self.src[0][r1])
-        for (a, where), first, last in zip(zip(self.src, self._mm),
+        k, r0, r1, _ = self._local(b)
+        src = self.srcs[k]
+        lo, hi = int(src[0][r0]), int(src[0][r1])
+        for (a, where), first, last in zip(zip(src, self._mm[k]),
                                            (r0, lo, lo), (r1 + 1, hi, hi)):
             if where is None or last <= first or not hasattr(where[0], "madvise"):
                 continue
@@ -197,13 +245,21 @@ class BlockOracle:
         row limits."""
         r0, r1 = self.limits[b], self.limits[b + 1]
         if self._loaded != b and self.direct:
+            if len(self.srcs) > 1:
+                k, l0, l1, off = self._local(b)
+                ip_, ix_, dv_ = self.srcs[k]
+                self.ix = ix_.view(np.uint32)
+                self.dv = dv_
+                self.ip[r0] = ip_[l0]            # the rows where two sources meet
+                self.ip[r1] = ip_[l1]
             self._loaded = b
             self.blocks_loaded += 1
             self._advise(b + 1 if b + 1 < self.n_blocks else 0)
         elif self._loaded != b:
-            indptr, indices, data = self.src
-            _copy_block(indptr, indices, data, r0, r1, self.bias, self.raw_features, self.ip,
-                        self.ix, self.dv)
+            k, l0, l1, off = self._local(b)
+            indptr, indices, data = self.srcs[k]
+            _copy_block(indptr, indices, data, l0, l1, off, self.bias, self.raw_features,
+                        self.ip, self.ix, self.dv)
             self._loaded = b
             self.blocks_loaded += 1
             self._advise(b + 1 if b + 1 < self.n_blocks else 0)

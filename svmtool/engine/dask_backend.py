@@ -142,25 +142,35 @@ class Session:
         return sorted(self.client.scheduler_info()["workers"])
 
     def shards(self, path, bias, block_values):
-        """One shard future per worker (row ranges of about equal stored values), created once
-        per (path, bias) and kept for the session."""
+        """Shard futures, created once per (path, bias) and kept for the session.
+
+        ``path`` is a cache (one row range per worker, about equal stored values) or a list of
+        pieces ``(cache path, first row, end row)`` -- the shards of a shard index -- given to
+        the workers in turn.  Returns (futures, row ranges in the whole problem)."""
         from svmtool.io.cache import load_cache
         from svmtool.io.shards import shard_bounds
 
-        key = (path, float(bias), int(block_values))
+        key = (path if isinstance(path, str) else tuple(path), float(bias), int(block_values))
         if key not in self._shards:
             workers = self.workers()
             if not workers:
                 raise ClusterError(f"dask: the cluster at {self.address} has no workers")
-            prob = load_cache(path, mmap="r")
-            cuts = shard_bounds(prob.indptr, len(workers))
-            futures = [self.client.submit(Shard, path, cuts[k], cuts[k + 1], bias, block_values,
-                                          1, workers=[workers[k]], allow_other_workers=True,
-                                          pure=False)
-                       for k in range(len(cuts) - 1)]
+            if isinstance(path, str):
+                prob = load_cache(path, mmap="r")
+                cuts = shard_bounds(prob.indptr, len(workers))
+                pieces = [(path, cuts[k], cuts[k + 1]) for k in range(len(cuts) - 1)]
+            else:
+                pieces = [(p, int(a), int(b)) for p, a, b in path]
+            futures = [self.client.submit(Shard, p, a, b, bias, block_values, 1,
+                                          workers=[workers[k % len(workers)]],
+                                          allow_other_workers=True, pure=False)
+                       for k, (p, a, b) in enumerate(pieces)]
             self.gather(futures)              # map every shard now: errors surface here
-            self._shards[key] = (futures, [(cuts[k], cuts[k + 1])
-                                           for k in range(len(cuts) - 1)])
+            ranges, row = [], 0
+            for _, a, b in pieces:
+                ranges.append((row, row + b - a))
+                row += b - a
+            self._shards[key] = (futures, ranges)
         return self._shards[key]
 
     # ---- tasks -------------------------------------------------------------------------------
@@ -216,3 +226,64 @@ class Session:
         for p in parts[1:]:
             total += float(p)
         return total
+
+
+# ---- prediction over pieces of a cache or of the shards of an index ----------------------------
+
+def t_predict(path, r0, r1, model):
+    """(labels, qid, decision values) of rows ``r0..r1`` of the cache at ``path``, computed on
+    the worker from its own map of the file (only the results travel back)."""
+    from svmtool.io.cache import load_cache
+    from svmtool.problem import Problem
+
+    prob = load_cache(path, mmap="r")
+    if not 0 <= r0 <= r1 <= prob.n_rows:
+        raise ValueError(f"rows {r0}..{r1} outside the cache's {prob.n_rows}")
+    lo, hi = int(prob.indptr[r0]), int(prob.indptr[r1])
+    chunk = Problem(prob.indptr[r0:r1 + 1] - lo, prob.indices[lo:hi], prob.data[lo:hi],
+                    prob.y[r0:r1], prob.n_features)
+    qid = None if prob.qid is None else np.array(prob.qid[r0:r1])
+    return np.array(chunk.y, dtype=np.float64), qid, model.decision_function(chunk)
+
+
+def prediction_pieces(files, chunk_bytes):
+    """Row ranges ``(path, r0, r1)``, in row order, of the caches ``files`` (a cache, or the
+    shards of an index), each cut into pieces of about ``chunk_bytes`` of stored values."""
+    from svmtool.io.cache import load_cache
+
+    pieces = []
+    for path in files:
+        prob = load_cache(path, mmap="r")
+        n = prob.n_rows
+        per_row = 12.0 * max(prob.nnz, 1) / max(n, 1)
+        step = max(1, int(chunk_bytes // per_row))
+        pieces += [(path, a, min(n, a + step)) for a in range(0, n, step)]
+    return pieces
+
+
+def predict_in_order(session, pieces, model, window=None):
+    """Yield ``t_predict``'s results for ``pieces`` in row order: one task per piece, the model
+    sent to every worker once; at most ``window`` pieces (default: two per worker) are
+    computed ahead of the one being yielded, so the driver holds a few pieces' results."""
+    from collections import deque
+
+    client = session.client
+    workers = session.workers()
+    if not workers:
+        raise ClusterError(f"dask: the cluster at {session.address} has no workers")
+    [shared] = client.scatter([model], broadcast=True, hash=False)
+    window = max(1, window or 2 * len(workers))
+    todo = deque()
+    it = iter(pieces)
+    for piece in it:
+        todo.append(session.submit(t_predict, *piece, shared))
+        if len(todo) >= window:
+            break
+    while todo:
+        future = todo.popleft()
+        [result] = session.gather([future])
+        future.release()
+        nxt = next(it, None)
+        if nxt is not None:
+            todo.append(session.submit(t_predict, *nxt, shared))
+        yield result

@@ -124,3 +124,104 @@ def read_shard_index(path):
     except (KeyError, TypeError, ValueError) as e:
         raise CacheFormatError(name, f"corrupt shard index ({e!r})") from None
     return index
+
+
+class ShardedProblem(Problem):
+    """The rows of a shard index as one problem, the shards one after another.
+
+    The shards stay memory-mapped (``parts``: one Problem per shard).  The labels, query ids
+    and comments are gathered at once (8 bytes a row); the CSR arrays (``indptr``, ``indices``,
+    ``data``) only when something asks for them -- an in-memory run copies the shards into one
+    problem then, while the out-of-core and dask paths read ``parts`` and never build them.
+    """
+
+    def __init__(self, index, parts, source, comments=False):
+        self.index = index
+        self.parts = parts
+        self.n_features = int(index["n_features"])
+        self.source = source
+        self.label_note = None
+        self._csr = None
+        self.y = np.concatenate([np.asarray(p.y, dtype=np.float64) for p in parts]) \
+            if parts else np.zeros(0)
+        qids = [p.qid for p in parts]
+        self.qid = np.concatenate(qids) if parts and all(q is not None for q in qids) else None
+        self.comments = None
+        if comments and parts and all(p.comments is not None for p in parts):
+            self.comments = [c for p in parts for c in p.comments]
+
+    @property
+    def shard_paths(self):
+        return [sh["path"] for sh in self.index["shards"]]
+
+    @property
+    def n_rows(self):
+        return len(self.y)
+
+    @property
+    def nnz(self):
+        return sum(p.nnz for p in self.parts)
+
+    def data_bytes(self):
+        """The bytes of the shard files (what an in-memory run would load)."""
+        return sum(int(sh.get("bytes") or os.path.getsize(sh["path"]))
+                   for sh in self.index["shards"])
+
+    def _concat(self):
+        if self._csr is None:
+            counts = [np.diff(np.asarray(p.indptr, dtype=np.int64)) for p in self.parts]
+            indptr = np.zeros(self.n_rows + 1, dtype=np.int64)
+            if counts:
+                np.cumsum(np.concatenate(counts), out=indptr[1:])
+            wide = any(np.asarray(p.indices).dtype == np.int64 for p in self.parts)
+            dt = np.int64 if wide else np.int32
+            indices = np.empty(int(indptr[-1]), dtype=dt)
+            data = np.empty(int(indptr[-1]), dtype=np.float64)
+            at = 0
+            for p in self.parts:
+                lo, hi = int(p.indptr[0]), int(p.indptr[-1])
+                indices[at:at + hi - lo] = p.indices[lo:hi]
+                data[at:at + hi - lo] = p.data[lo:hi]
+                at += hi - lo
+            self._csr = (indptr, indices, data)
+        return self._csr
+
+    # the CSR arrays, built on first use (an in-memory run); assigning one replaces the problem's
+    # arrays as on a plain Problem
+    def _get(k):
+        return property(lambda self: self._concat()[k],
+                        lambda self, v, _k=k: self._set(_k, v))
+
+    indptr, indices, data = _get(0), _get(1), _get(2)
+    del _get
+
+    def _set(self, k, v):
+        csr = list(self._concat())
+        csr[k] = v
+        self._csr = tuple(csr)
+
+
+def load_shards(path, *, mmap=True, verify=True, comments=False):
+    """A :class:`ShardedProblem` of the shard index at ``path``: every shard mapped (``mmap``)
+    and, with ``verify``, its checksum and structure checked; a missing, truncated or foreign
+    shard is a CacheFormatError naming it."""
+    index = read_shard_index(path)
+    parts = []
+    for sh in index["shards"]:
+        p = load_cache(sh["path"], mmap=mmap, verify=verify)
+        if p.n_rows != sh["rows"][1] - sh["rows"][0] or \
+                p.n_features != int(index["n_features"]):
+            raise CacheFormatError(sh["path"], f"shard does not match its index ({path})")
+        parts.append(p)
+    return ShardedProblem(index, parts, os.fspath(path), comments=comments)
+
+
+def looks_like_shard_index(path) -> bool:
+    """True when the regular file at ``path`` starts like a shard index (False for stdin)."""
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return is_shard_index(f.read(256))
+    except OSError:
+        return False

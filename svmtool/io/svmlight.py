@@ -424,7 +424,22 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
 
     A cache's checksum and structure are verified (``verify``; one pass over the arrays at
     about 1.5 GB/s, which training touches anyway): a bit flipped on disk is an error, not a
-    silently different model."""
+    silently different model.
+
+    A shard index (``svmtool convert --shards N``) is read as one problem, its shards one after
+    another (:class:`svmtool.io.shards.ShardedProblem`: mapped, concatenated only if an
+    in-memory solver asks for the arrays)."""
+    from svmtool.io.shards import load_shards, looks_like_shard_index
+
+    if looks_like_shard_index(source):
+        prob = load_shards(source, mmap=mmap, verify=verify, comments=comments)
+        if n_features is not None:
+            if prob.n_features > n_features:
+                raise DataFormatError(_display_name(source), None,
+                                      f"the shards have {prob.n_features} features, beyond "
+                                      f"n_features={n_features}")
+            prob.n_features = int(n_features)
+        return prob
     if _is_cache(source):
         prob = _cache_module().load_cache(source, mmap=mmap, verify=verify)
         if not comments:
@@ -442,7 +457,15 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
 
 def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
                      threads=None, chunk_rows=None):
-    """Yield Problems in file order from text (streamed in blocks) or a cache (row slices)."""
+    """Yield Problems in file order from text (streamed in blocks), a cache (row slices) or a
+    shard index (its shards' row slices, shard after shard)."""
+    from svmtool.io.shards import looks_like_shard_index, read_shard_index
+
+    if looks_like_shard_index(source):
+        for sh in read_shard_index(source)["shards"]:
+            yield from iter_data_chunks(sh["path"], chunk_bytes=chunk_bytes,
+                                        chunk_rows=chunk_rows)
+        return
     if _is_cache(source):
         prob = _cache_module().load_cache(source, mmap=True)
         step = chunk_rows or max(1, int(chunk_bytes // max(1, 12 * prob.nnz / max(1, prob.n_rows))))

@@ -99,7 +99,7 @@ class HingeRisk:
     def line(self, zb, zd, A, B, c0):
         from svmtool.solvers.linesearch import HingeLine
 
-        return HingeLine(zb, zd, self.y, self.cost, A, B, c0)
+        return HingeLine(zb, zd, self.y, self.cost, A, B, c0, scratch=self._v)
 
 
 def costs(y, C_pos, C_neg):

@@ -155,7 +155,10 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
             return rows, r
 
         order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
-        if threads > 1 and len(groups) > 1:
+        if dp.tasks is not None and len(groups) > 1:
+            results = _run_on_cluster(dp.tasks, X, y, C, alpha, [groups[c] for c in order],
+                                      kernel, level_eps, shrinking, sub_mb, deadline)
+        elif threads > 1 and len(groups) > 1:
             with ThreadPoolExecutor(threads) as pool:
                 results = list(pool.map(run, [groups[c] for c in order]))
         else:
@@ -172,6 +175,8 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
         st = {"level": l, "clusters": int(cl.nr_cluster), "cluster_time": t_cluster,
               "train_time": t_train, "n_sv": int(np.count_nonzero(alpha > 0)),
               "objective": obj, "steps": steps}
+        if dp.tasks is not None and len(groups) > 1:
+            st["tasks"] = sum(1 for g in groups if len(g))     # sent to the dask workers
         stats.append(st)
         last_cl = cl
         if time_up(deadline):
@@ -252,6 +257,31 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     if keep_levels:
         res.extra["level_models"] = level_models
     return res
+
+
+def solve_cluster(X, y, C, kernel, eps, init_alpha, shrinking, cache_mb, seconds_left):
+    """One cluster's subproblem of a level, as a task on a dask worker (``seconds_left``: the
+    time budget left when it was sent, None: none).  The same call as the threads make."""
+    deadline = None if seconds_left is None else time.monotonic() + seconds_left
+    return solve(X, y, C, kernel, eps=eps, init_alpha=init_alpha, shrinking=shrinking,
+                 cache_mb=cache_mb, threads=1, deadline=deadline)
+
+
+def _run_on_cluster(session, X, y, C, alpha, groups, kernel, eps, shrinking, cache_mb,
+                    deadline):
+    """The subproblems of a level as dask tasks, one per cluster (its rows travel with it);
+    returns [(rows, result)] in the order of ``groups``.  Each task is the same deterministic
+    solve as on a thread, so the level's alpha is the same bit for bit."""
+    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+    futures, rows_of = [], []
+    for rows in groups:
+        if len(rows) == 0:
+            continue
+        futures.append(session.submit(solve_cluster, take_rows(X, rows), y[rows], C[rows],
+                                      kernel, eps, alpha[rows], shrinking, cache_mb, left))
+        rows_of.append(rows)
+    results = session.gather(futures)
+    return list(zip(rows_of, results))
 
 
 def local_pair(X, y, alpha, cl, kernel):

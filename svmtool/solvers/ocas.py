@@ -124,9 +124,11 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         else:
             zero_run = 0
         evals += line.evals
+        line = None                  # it holds the old zb: let it go before the new one exists
         t_ls += time.perf_counter() - tl
         wb = wb + mu * d
-        zb = zb + mu * zd
+        zb = _step(zb, zd, mu)
+        zd = None
         Fb = 0.5 * float(vdot(wb, wb)) + risk.risk(zb)
         if Fb < best_F:
             best_F = Fb
@@ -138,8 +140,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         if gap <= eps * abs(best_F) or gap <= tol_abs:
             converged = True
             break
-        zc = (1.0 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt
+        zc = _cut_point(zb, zt)
+        zt = None
         a, b, _ = risk.cut(zc)
+        zc = None
         ws.add(a, b)
         ws.prune()
     total = time.perf_counter() - t_start
@@ -178,6 +182,31 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     return SolverResult(w=best_w, iterations=it, primal=best_F, gap=best_F - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)
+
+
+# The score vectors are the solver's per-row memory (8 bytes a row each).  The two updates
+# below compute what ``zb + mu * zd`` and ``(1 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt`` compute,
+# with the same roundings (one product and one sum per entry; a sum does not depend on the
+# order of its two terms), in the buffer of the vector that dies there instead of in two new
+# temporaries.  Scores that are not numpy arrays (on a cluster) take the plain expressions.
+
+def _step(zb, zd, mu):
+    """``zb + mu * zd``, in ``zd``'s buffer (``zd`` is consumed)."""
+    if type(zd) is not np.ndarray or type(zb) is not np.ndarray or zd.shape != zb.shape:
+        return zb + mu * zd
+    np.multiply(zd, mu, out=zd)
+    np.add(zb, zd, out=zd)
+    return zd
+
+
+def _cut_point(zb, zt):
+    """``(1 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt``, ``zt`` consumed."""
+    if type(zt) is not np.ndarray or type(zb) is not np.ndarray or zt.shape != zb.shape:
+        return (1.0 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt
+    np.multiply(zt, CUT_LAMBDA, out=zt)
+    zc = (1.0 - CUT_LAMBDA) * zb
+    np.add(zc, zt, out=zc)
+    return zc
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,

@@ -64,18 +64,19 @@ class StreamedPasses:
         return out
 
 
-def make_oracle(indptr, indices, data, raw_features, bias, params, budget_bytes):
+def make_oracle(indptr, indices, data, raw_features, bias, params, budget_bytes, sources=None):
     return BlockOracle(indptr, indices, data, raw_features, bias=bias, threads=params.threads,
-                       budget_bytes=budget_bytes)
+                       budget_bytes=budget_bytes, sources=sources)
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        *, spec, bias, budget_bytes=None, oracle=None):
+        *, spec, bias, budget_bytes=None, oracle=None, sources=None):
     """Train ``spec``'s binary problem from the raw (mapped) arrays; ``n_features`` counts the
-    bias column when ``bias >= 0``."""
+    bias column when ``bias >= 0``.  ``sources``: the (indptr, indices, data) of every shard of
+    a shard index, read one after another (then the first three arguments are unused)."""
     raw = int(n_features) - (1 if bias >= 0 else 0)
     if oracle is None:
-        oracle = make_oracle(indptr, indices, data, raw, bias, params, budget_bytes)
+        oracle = make_oracle(indptr, indices, data, raw, bias, params, budget_bytes, sources)
     y = np.ascontiguousarray(y, dtype=np.float64)
     name = spec.name
     kw = dict(spec.kwargs)
@@ -162,7 +163,7 @@ def _newton_after_dual(res, oracle, y, n_features, C_pos, C_neg, params, callbac
 
 
 def fit_ranking(indptr, indices, data, y, qid, n_features, C, params, init_w=None,
-                callback=None, *, budget_bytes=None):
+                callback=None, *, budget_bytes=None, sources=None):
     """The ranking SVM (-s ordinal / rank / roc) with its passes streamed: the pair risk and the
     cutting-plane driver of :mod:`svmtool.solvers.ordinal`, as its ``fit`` builds them (the
     signature of that ``fit``; the ranking driver calls it through the registry entry the API
@@ -173,13 +174,15 @@ def fit_ranking(indptr, indices, data, y, qid, n_features, C, params, init_w=Non
                                          row_weights)
 
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    if y.shape[0] != len(indptr) - 1:
-        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
+    n_rows = len(indptr) - 1 if sources is None else sum(len(s[0]) - 1 for s in sources)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
     if not float(C) > 0:
         raise ValueError(f"C must be > 0 (got {C})")
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    oracle = make_oracle(indptr, indices, data, int(n_features), -1.0, params, budget_bytes)
+    oracle = make_oracle(indptr, indices, data, int(n_features), -1.0, params, budget_bytes,
+                         sources)
     risk = PairRisk(StreamedPasses(oracle), y, qid, C, row_weights(y, params.weights))
     if params.perf_c is not None and risk.m > 0:
         risk.C = float(params.perf_c) * 100.0 / risk.m

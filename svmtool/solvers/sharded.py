@@ -246,7 +246,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     obj.start(None)
     if obj.positives != n_pos:
         raise ClusterError(f"dask: the workers found {obj.positives} rows of the positive class, "
-                           f"the driver {n_pos}: the cache at {path} differs between them")
+                           f"the driver {n_pos}: the data at {path} differs between them")
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     tol = eps * max(min(n_pos, l - n_pos), 1) / max(l, 1)
     res = minimise(obj, tol, params, init_w=init_w, callback=callback, t_start=t_start)
@@ -473,7 +473,7 @@ def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback
                             scale)
     if risk.positives != len(pos):
         raise ClusterError(f"dask: the workers found {risk.positives} rows of the positive "
-                           f"class, the driver {len(pos)}: the cache at {path} differs")
+                           f"class, the driver {len(pos)}: the data at {path} differs")
     kw = dict(spec.kwargs)
     if spec.name == "cp":
         from svmtool.solvers.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
