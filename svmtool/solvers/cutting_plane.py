@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
+from svmtool.labels import check_binary
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
 
@@ -83,29 +84,13 @@ def costs(y, C_pos, C_neg):
     return np.where(y > 0, float(C_pos), float(C_neg))
 
 
-def check_binary(indptr, y, C_pos, C_neg):
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    if y.shape[0] != len(indptr) - 1:
-        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
-    if not (float(C_pos) > 0 and float(C_neg) > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    return y
-
-
 def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50, deadline=None):
     """Joachims' Algorithm 1 over any risk adapter (binary hinge, ordinal pairs)."""
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
-    if init_w is not None:
-        w = np.array(init_w, dtype=np.float64).reshape(-1)
-        if w.shape[0] != risk.dim:
-            raise ValueError(f"init_w has {w.shape[0]} entries, expected {risk.dim}")
-    else:
-        w = np.zeros(risk.dim, dtype=np.float64)
+    w = start_point(risk, init_w)
     target = eps * risk.scale
     lower = -np.inf
     qp_gap = 0.0
@@ -148,38 +133,58 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         lower = max(lower, D)
         max_ws = max(max_ws, ws.size)
         ws.prune()
-    total = time.perf_counter() - t_start
-    t_pass = oracle.seconds - s0
     extra = {
         "eps": eps,
         "eps_absolute": target,
         "violation": violation,
-        "cuts": ws.size,
-        "max_cuts": max_ws,
-        "cuts_dropped": ws.dropped,
-        "qp_iterations": ws.qp_iterations,
-        "passes": oracle.passes - p0,
-        "time_passes": t_pass,
-        "time_qp": t_qp,
-        "time_line_search": 0.0,
-        "time_other": total - t_pass - t_qp,
-        "solve_time": total,
+        **run_counters(ws, oracle, p0, s0, t_start, t_qp, 0.0, max_cuts=max_ws),
         "warning": None if converged else no_progress_warning(
             "cp", it, lower, best, eps) if stopped == "no progress" else
         time_limit_warning("cp", it) if stopped else (
             f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
             f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
     }
+    return cp_result(w, it, primal, lower, converged, stopped, extra)
+
+
+def start_point(risk, init_w):
+    """The first point of a cutting-plane driver: ``init_w`` (checked against the problem's
+    dimension) or zeros."""
+    if init_w is None:
+        return np.zeros(risk.dim, dtype=np.float64)
+    w = np.array(init_w, dtype=np.float64).reshape(-1)
+    if w.shape[0] != risk.dim:
+        raise ValueError(f"init_w has {w.shape[0]} entries, expected {risk.dim}")
+    return w
+
+
+def run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls, max_cuts=None):
+    """What every cutting-plane driver reports of its run: the working set, the data passes
+    since (p0, s0) and where the seconds since ``t_start`` went (passes, QP, line search)."""
+    total = time.perf_counter() - t_start
+    t_pass = oracle.seconds - s0
+    out = {"cuts": ws.size}
+    if max_cuts is not None:
+        out["max_cuts"] = max_cuts
+    out.update({"cuts_dropped": ws.dropped, "qp_iterations": ws.qp_iterations,
+                "passes": oracle.passes - p0, "time_passes": t_pass, "time_qp": t_qp,
+                "time_line_search": t_ls, "time_other": total - t_pass - t_qp - t_ls,
+                "solve_time": total})
+    return out
+
+
+def cp_result(w, iterations, primal, lower, converged, stopped, extra):
+    """The SolverResult of a cutting-plane driver: gap = primal - lower bound."""
     if stopped:
         extra["stopped"] = stopped
-    return SolverResult(w=w, iterations=it, primal=primal, gap=primal - lower,
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
     """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
-    y = check_binary(indptr, y, C_pos, C_neg)
+    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)

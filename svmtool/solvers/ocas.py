@@ -33,8 +33,10 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
+from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
+from svmtool.labels import check_binary
+from svmtool.solvers.cutting_plane import (HingeRisk, costs, cp_result, run_counters,
+                                           start_point)
 from svmtool.solvers.linesearch import make_search
 from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
 
@@ -57,14 +59,8 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
-    if init_w is not None:
-        wb = np.array(init_w, dtype=np.float64).reshape(-1)
-        if wb.shape[0] != risk.dim:
-            raise ValueError(f"init_w has {wb.shape[0]} entries, expected {risk.dim}")
-        zb = risk.scores(wb)
-    else:
-        wb = np.zeros(risk.dim, dtype=np.float64)
-        zb = risk.zeros_scores()
+    wb = start_point(risk, init_w)
+    zb = risk.scores(wb) if init_w is not None else risk.zeros_scores()
     a, b, R = risk.cut(zb)
     Fb = 0.5 * float(vdot(wb, wb)) + R
     ws.add(a, b)
@@ -137,41 +133,27 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         a, b, _ = risk.cut(zc)
         ws.add(a, b)
         ws.prune()
-    total = time.perf_counter() - t_start
-    t_pass = oracle.seconds - s0
     extra = {
         "eps": eps,
         "line_search": search.name,
         "line_evals": evals,
         "mu_zero": mu_zero,
         "mu_forced": forced,
-        "cuts": ws.size,
-        "cuts_dropped": ws.dropped,
-        "qp_iterations": ws.qp_iterations,
-        "passes": oracle.passes - p0,
-        "time_passes": t_pass,
-        "time_qp": t_qp,
-        "time_line_search": t_ls,
-        "time_other": total - t_pass - t_qp - t_ls,
-        "solve_time": total,
+        **run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls),
         "warning": None if converged else no_progress_warning(
             name, it, lower, best_F, eps) if stopped == "no progress" else
         time_limit_warning(name, it, "the best point found") if stopped else (
             f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
             f"gap eps={eps:g} was met; raise --max-iter or -e"),
     }
-    if stopped:
-        extra["stopped"] = stopped
-    return SolverResult(w=best_w, iterations=it, primal=best_F, gap=best_F - lower,
-                        gap_kind="primal - lower bound", converged=converged, dual=lower,
-                        extra=extra)
+    return cp_result(best_w, it, best_F, lower, converged, stopped, extra)
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         line_search=None):
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
     exact / sorted / gca2 / tca."""
-    y = check_binary(indptr, y, C_pos, C_neg)
+    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     ls = _opt(params, "line_search", None) or line_search or "exact"
