@@ -10,24 +10,7 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _bounded, _glibc_rand
-
-
-@njit
-def _draw(rng, use_glibc, n):
-    """A uniform integer in [0, n): LIBLINEAR's ``rand() % n`` or the default generator."""
-    if use_glibc:
-        return np.int64(_glibc_rand(rng) % np.uint64(n))
-    return np.int64(_bounded(rng, np.uint64(n)))
-
-
-@njit
-def _shuffle(index, active, rng, use_glibc):
-    for j in range(active):
-        i = j + _draw(rng, use_glibc, active - j)
-        t = index[i]
-        index[i] = index[j]
-        index[j] = t
+from svmtool.solvers._dcd_jit import shuffle as _shuffle
 
 
 @njit(inline="always")
