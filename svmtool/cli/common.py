@@ -58,6 +58,17 @@ zero_based_option = click.option("--zero-based", is_flag=True,
                                   help="Feature indices in text input start at 0, not 1.")
 
 
+def raw_command(name):
+    """A click command that takes its arguments raw, for a C program's own scan of them
+    (:func:`scan_options`): no click options, no click --help; the function gets (ctx, argv)."""
+    def wrap(fn):
+        fn = click.argument("argv", nargs=-1, type=click.UNPROCESSED)(click.pass_context(fn))
+        return click.command(name, add_help_option=False,
+                             context_settings={"ignore_unknown_options": True,
+                                               "allow_extra_args": True})(fn)
+    return wrap
+
+
 def classify_files(prog, files):
     """``(example_file, model_file, output_file)`` of SVMlight's and SVMperf's classify programs
     (``PROG example_file model_file [output_file]``, output ``svm_predictions`` by default)."""

@@ -42,8 +42,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
-                                show_progress, warn)
+from svmtool.cli.common import (ReportLines, classify_files, option_number, raw_command,
+                                scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 # svm_learn's options without a counterpart, and what they are in SVMlight
@@ -214,10 +214,7 @@ def _counted(n):
     return "".join(f"{k}.." for k in range(100, n + 1, 100))
 
 
-@click.command("svm_learn", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_learn")
 def learn_command(ctx, argv):
     """SVMlight's svm_learn command line (svmtool svm_learn --help)."""
     s = learn_settings(list(argv))
@@ -311,10 +308,7 @@ def _progress(ctx):
     return callback, bar
 
 
-@click.command("svm_classify", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_classify")
 def classify_command(ctx, argv):
     """SVMlight's svm_classify command line (svmtool svm_classify --help)."""
     opts, files = scan_options(list(argv), ("-v", "-f"), NO_COUNTERPART, "svm_classify",

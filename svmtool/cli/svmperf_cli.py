@@ -33,8 +33,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
-                                show_progress, warn)
+from svmtool.cli.common import (ReportLines, classify_files, option_number, raw_command,
+                                scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 LOSSES = {1: "f1", 2: "errorrate", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "rocarea"}
@@ -182,10 +182,7 @@ def learn_settings(argv):
     return s
 
 
-@click.command("svm_perf_learn", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_perf_learn")
 def learn_command(ctx, argv):
     """SVMperf's svm_perf_learn command line (svmtool svm_perf_learn --help)."""
     s = learn_settings(list(argv))
@@ -280,10 +277,7 @@ def _progress(ctx, verbosity, say):
 CLASSIFY_OPTIONS = ("-v", "-y")
 
 
-@click.command("svm_perf_classify", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_perf_classify")
 def classify_command(ctx, argv):
     """SVMperf's svm_perf_classify command line (svmtool svm_perf_classify --help)."""
     opts, files = scan_options(list(argv), CLASSIFY_OPTIONS, NO_COUNTERPART,
