@@ -49,17 +49,32 @@ def _median_min(times):
     return f"{statistics.median(times):.3f} ({min(times):.3f})"
 
 
-def _head_rows(path, rows, tmp):
-    """``path`` itself, or its first ``rows`` lines written to a file in ``tmp``."""
+def _sample_rows(path, rows, tmp, seed=1):
+    """``path`` itself, or ``rows`` of its lines drawn without replacement by a seeded generator
+    (in file order) written to a file in ``tmp``, as the bench harness subsamples."""
+    import numpy as np
+
     if rows is None:
         return path
+    with open(path, "rb") as src:
+        lines = src.readlines()
+    if rows >= len(lines):
+        return path
+    keep = np.sort(np.random.default_rng(seed).permutation(len(lines))[:rows])
     dst = os.path.join(tmp, f"{os.path.basename(path)}.{rows}")
-    with open(path, "rb") as src, open(dst, "wb") as fh:
-        for i, line in enumerate(src):
-            if i >= rows:
-                break
-            fh.write(line)
+    with open(dst, "wb") as fh:
+        fh.writelines(lines[i] for i in keep)
     return dst
+
+
+def _take(problem, rows, seed=1):
+    """``rows`` rows of ``problem`` drawn by a seeded generator (in file order), or all."""
+    import numpy as np
+
+    if rows is None or rows >= problem.n_rows:
+        return problem
+    return problem.take_rows(np.sort(np.random.default_rng(seed).permutation(problem.n_rows)
+                                     [:rows]))
 
 
 def _program(name):
@@ -110,15 +125,11 @@ def ocas_split_table(train, name, repeat=3, log=None, C=1.0, rows=None):
     """Time split of OCAS (each line search) and of ``cp``: passes, QP, line search, other."""
     import time
 
-    import numpy as np
-
     from svmtool import api
     from svmtool.io.svmlight import load_data
     from svmtool.params import CuttingPlaneParams, TrainParams
 
-    prob = load_data(train)
-    if rows is not None and rows < prob.n_rows:
-        prob = prob.take_rows(np.arange(rows))
+    prob = _take(load_data(train), rows)
     runs = [(f"ocas --line-search {ls}", TrainParams(solver="ocas", C=C,
                                                        cp=CuttingPlaneParams(line_search=ls)))
             for ls in ("exact", "sorted", "gca2", "tca")]
@@ -161,18 +172,12 @@ def dcsvm_levels_table(train, test, name, repeat=1, log=None, C=32.0, gamma=2.0,
     """DC-SVM's per-level statistics and the test accuracy of every level's early model."""
     from dataclasses import replace
 
-    import numpy as np
-
     from svmtool import api
     from svmtool.io.svmlight import load_data
     from svmtool.params import DcsvmParams, KernelParams, TrainParams
 
-    prob = load_data(train)
-    if rows is not None and rows < prob.n_rows:
-        prob = prob.take_rows(np.arange(rows))
-    tst = load_data(test) if test else None
-    if tst is not None and test_rows is not None and test_rows < tst.n_rows:
-        tst = tst.take_rows(np.arange(test_rows))
+    prob = _take(load_data(train), rows)
+    tst = _take(load_data(test), test_rows) if test else None
     params = TrainParams(solver="dcsvm", C=C, bias=bias,
                          kernel=KernelParams(kernel_type=2, gamma=gamma),
                          dcsvm=DcsvmParams(test=tst, keep_level_models=tst is not None))
@@ -226,8 +231,8 @@ def predict_table(sets, repeat=3, log=None):
     tmp = tempfile.mkdtemp(prefix="svmtool-bench-predict-")
     try:
         for name, train, test, kind, opts in sets:
-            tr = _head_rows(train, opts.get("rows"), tmp)
-            te = _head_rows(test, opts.get("test_rows"), tmp)
+            tr = _sample_rows(train, opts.get("rows"), tmp)
+            te = _sample_rows(test, opts.get("test_rows"), tmp)
             model = os.path.join(tmp, f"{name}.{kind}.model")
             if kind == "linear":
                 trainer, pred_c, ours_cmd = ll_train, ll_pred, "predict"

@@ -107,6 +107,7 @@ register(Suite(
     "Prediction as a user runs it: one model file written by the C trainer (liblinear-train -s "
     "1; svm-train, RBF, on 3000 rows of ijcnn1), predicted by `svmtool predict` and "
     "`liblinear-predict`, `svmtool svm-predict` and `svm-predict` on the same test text "
-    "(ijcnn1 kernel: its first 10000 test rows), interleaved.",
+    "(ijcnn1 kernel: 10000 test rows; rows drawn by a seeded generator, as the harness "
+    "subsamples), interleaved.",
     _predict_cases,
     replaces="benchmarks/end_to_end.py predict"))
