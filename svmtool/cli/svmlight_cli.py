@@ -42,8 +42,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, raw_command,
-                                scan_options, show_progress, warn)
+from svmtool.cli.common import (ChunkScores, ReportLines, classify_files, option_number,
+                                raw_command, scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 # svm_learn's options without a counterpart, and what they are in SVMlight
@@ -334,23 +334,16 @@ def classify_command(ctx, argv):
 
     from svmtool.io.model_io import load_model
     from svmtool.io.output import open_output
-    from svmtool.io.svmlight import iter_data_chunks
 
     say = ReportLines(ctx, verbosity, to_stderr=out_path == "-")
     model = load_model(model_file)
     sign = _sign_of(model, model_file)
     n_sv = model.total_sv if hasattr(model, "total_sv") else 1
     say(f"Reading model...OK. ({n_sv} support vectors read)")
-    ys, ds = [], []
-    runtime = 0.0
+    scores = ChunkScores(model, test, sign)
     total = 0
     with open_output(out_path) as out:
-        for chunk in iter_data_chunks(test):
-            t = time.process_time()
-            d = sign * model.decision_function(chunk)[:, 0]
-            runtime += time.process_time() - t
-            ys.append(np.array(chunk.y, dtype=np.float64))
-            ds.append(d)
+        for d in scores:
             total += len(d)
             if not len(d):
                 continue
@@ -359,10 +352,9 @@ def classify_command(ctx, argv):
             else:
                 out.write("".join("%.8g:+1 %.8g:-1\n" % (v, -v) if v > 0 else
                                   "%.8g:-1 %.8g:+1\n" % (-v, v) for v in d.tolist()))
-    y = np.concatenate(ys) if ys else np.zeros(0)
-    d = np.concatenate(ds) if ds else np.zeros(0)
+    y, d = scores.y, scores.values
     say(f"Classifying test examples..{_counted(total)}done", 2)
-    say("Runtime (without IO) in cpu-seconds: %.2f" % runtime, 2)
+    say("Runtime (without IO) in cpu-seconds: %.2f" % scores.runtime, 2)
     if total == 0:
         return
     binary = bool(np.all(np.floor(0.01 + y * y) == 1))

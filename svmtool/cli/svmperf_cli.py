@@ -33,8 +33,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, raw_command,
-                                scan_options, show_progress, warn)
+from svmtool.cli.common import (ChunkScores, ReportLines, classify_files, option_number,
+                                raw_command, scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 LOSSES = {1: "f1", 2: "errorrate", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "rocarea"}
@@ -299,7 +299,6 @@ def classify_command(ctx, argv):
 
     from svmtool.io.model_io import load_model
     from svmtool.io.output import open_output
-    from svmtool.io.svmlight import iter_data_chunks
     from svmtool.models.linear import LinearModel
     from svmtool.ops.perf_measures import perf_measures, summary_lines
 
@@ -312,19 +311,12 @@ def classify_command(ctx, argv):
     say("Reading model...done.")
     # SVMperf's decision value ranks the larger label first
     sign = 1.0 if model.labels[0] > model.labels[1] else -1.0
-    ys, ss = [], []
-    runtime = 0.0
+    scores = ChunkScores(model, test, sign)
     with open_output(out_path) as out:
-        for chunk in iter_data_chunks(test):
-            t = time.process_time()
-            s = sign * model.decision_function(chunk)[:, 0]
-            runtime += time.process_time() - t
-            ys.append(np.array(chunk.y, dtype=np.float64))
-            ss.append(s)
+        for s in scores:
             if len(s):
                 out.write("".join("%.8f\n" % v for v in s.tolist()))
-    y = np.concatenate(ys) if ys else np.zeros(0)
-    s = np.concatenate(ss) if ss else np.zeros(0)
+    y, s, runtime = scores.y, scores.values, scores.runtime
     say(f"Reading test examples... ({len(y)} examples) done.")
     say("Classifying test examples...done")
     say(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")
