@@ -154,15 +154,23 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
     exact / sorted / gca2 / tca."""
     y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    return solve_with(risk, params, line_search, init_w=init_w, callback=callback)
+
+
+def solve_with(risk, params, line_search=None, init_w=None, callback=None, name="ocas"):
+    """:func:`solve_ocas` with what ``params`` (TrainParams) says: eps and the iteration cap
+    (OCAS's defaults when unset), the line search (``params.cp.line_search``, else
+    ``line_search``, else exact) and the OCAS options of ``params.cp``; the drivers over local
+    arrays, Crammer-Singer, memory-mapped blocks and dask shards all start OCAS here."""
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     ls = _opt(params, "line_search", None) or line_search or "exact"
-    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
     return solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
                       tol_abs=float(_opt(params, "tol_abs", 0.0)),
                       mu0_guard=bool(_opt(params, "mu0_guard", True)),
                       mu0_patience=int(_opt(params, "mu0_patience", 5)),
                       mu0_step=float(_opt(params, "mu0_step", 0.02)),
                       inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                      name=f"ocas ({ls})", deadline=params.deadline)
+                      name=f"{name} ({ls})", deadline=params.deadline)
