@@ -106,6 +106,8 @@ class CuttingPlaneParams:
                                     # loss of each row, the same problem as "errorrate")
     k_fraction: float = 0.0         # prec@k / rec@k: k = k_fraction * number of positives
                                     # (SVMperf's --p; 0: 0.5 for prec@k, 2 for rec@k)
+    perf_eps: Optional[float] = None  # -s cp: SVMperf's stopping rule with its -e (an absolute
+                                    # tolerance on its slack, in percent; None: the -e rule)
 
     def check(self) -> Optional[str]:
         if self.loss is not None and self.loss not in PERF_LOSSES:
@@ -125,6 +127,8 @@ class CuttingPlaneParams:
                     f"(got {self.line_search!r})")
         if not self.tol_abs >= 0:
             return f"--abs-gap must be >= 0 (got {self.tol_abs})"
+        if self.perf_eps is not None and not 0 < self.perf_eps < float("inf"):
+            return f"--perf-e must be a number > 0 (got {self.perf_eps})"
         if self.inactive_limit < 1:
             return f"inactive limit must be >= 1 (got {self.inactive_limit})"
         return None
@@ -236,6 +240,9 @@ class TrainParams:
             return f"--threads must be at least 1 (got {self.threads})"
         if self.perf_c is not None and not self.perf_c > 0:
             return f"--perf-c must be > 0 (got {self.perf_c})"
+        if self.cp.perf_eps is not None and self.eps is not None:
+            return ("-e and --perf-e are two stopping rules of -s cp (relative, and SVMperf's "
+                    "absolute one): give one of them")
         if self.time_limit is not None and not self.time_limit > 0:
             return f"--time-limit must be > 0 seconds (got {self.time_limit})"
         if self.memory_budget is not None and not (0 < self.memory_budget < float("inf")):

@@ -174,3 +174,28 @@ def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
         if r["agreement"] != "-":
             same, total = map(int, r["agreement"].split("/"))
             assert same == total == int(r["test rows"]), r
+
+
+def test_interleaved_runs_alternate_after_one_warm_up_each():
+    from svmtool.bench.timing import interleaved_runs
+
+    calls = []
+
+    class Fake:
+        def __init__(self, name, fail=False):
+            self.name, self.fail = name, fail
+
+        def fit(self, state, C, eps):
+            calls.append(self.name)
+            if self.fail:
+                raise RuntimeError("no such program")
+            return (self.name, len(calls))
+
+    runners = [Fake("A"), Fake("B"), Fake("X", fail=True), Fake("C")]
+    errors = []
+    out = interleaved_runs(runners, {"A": 1, "B": 1, "X": 1}, 1.0, None, 3, errors)
+    # C has no state (its prepare failed): never run; X fails its warm-up: left out, reported
+    assert calls == ["A", "B", "X"] + ["A", "B"] * 3
+    assert set(out) == {"A", "B"} and [e["runner"] for e in errors] == ["X"]
+    raw, first, times = out["B"]
+    assert raw == ("B", 9) and len(times) == 3 and first >= 0

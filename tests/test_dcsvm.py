@@ -21,8 +21,10 @@ from tests.test_kernels import numpy_kernel
 
 @pytest.fixture(autouse=True)
 def divide_small_problems(monkeypatch):
-    # the tests divide problems far smaller than DC-SVM's own threshold
+    # the tests divide problems far smaller than DC-SVM's own threshold, into few clusters
     monkeypatch.setattr(dcsvm, "DC_MIN_ROWS", 0)
+    monkeypatch.setattr(dcsvm, "MIN_LEVEL_CLUSTERS", 1)
+    monkeypatch.setattr(dcsvm, "MIN_EXACT_CLUSTER_ROWS", 0)
 
 
 def moons(n=600, seed=0):
@@ -47,7 +49,7 @@ def test_one_level_one_cluster_is_the_plain_solver():
     prob = moons(60)          # 60 rows: the cluster cap leaves a single cluster
     X = Rows.of(prob)
     plain = solve(X, prob.y, 4.0, Kernel(2, 2.0), eps=1e-6)
-    res = dcsvm.fit(X, prob.y, 4.0, Kernel(2, 2.0), params(levels=1))
+    res = dcsvm.fit(X, prob.y, 4.0, Kernel(2, 2.0), params(levels=1, level_eps=1e-6))
     assert res.extra["levels"][0]["clusters"] == 1
     assert res.extra["levels"][0]["objective"] == plain.dual      # the level is the plain solve
     assert abs(res.dual - plain.dual) <= 1e-7 * abs(plain.dual)
@@ -82,6 +84,50 @@ def test_two_step_kmeans_linear_kernel_is_nearest_mean():
     truth = np.argmin(((Xd[:, None, :] - blobs[None]) ** 2).sum(-1), axis=1)
     assert len(set(zip(truth.tolist(), cl.assign.tolist()))) == 3
     np.testing.assert_allclose(cl.const, (means ** 2).sum(1), rtol=1e-10)
+
+
+def test_coarsen_nests_fine_clusters_by_nearest_centre():
+    # linear kernel: feature-space centres are plain means, so the rule can be checked by numpy
+    from svmtool.solvers.kmeans import coarsen
+
+    rng = np.random.default_rng(5)
+    blobs = np.array([[0, 0], [8, 0], [0, 8], [8, 8]])
+    Xd = blobs[rng.integers(0, 4, 400)] + rng.normal(scale=1.5, size=(400, 2))
+    X = Rows.of(sp.csr_matrix(Xd))
+    fine = two_step(X, np.arange(400), 16, 200, Kernel(0), rng)
+    cand = np.arange(0, 400, 2)
+    coarse = coarsen(X, fine, cand, 4, 100, Kernel(0), rng)
+    # nested: every fine cluster lies in one coarse cluster
+    for c in range(fine.nr_cluster):
+        assert len(np.unique(coarse.assign[fine.assign == c])) == 1
+    # each fine cluster joined the coarse centre nearest to its own centre (means)
+    fine_means = np.array([Xd[fine.sample_rows[fine.sample_cluster == c]].mean(0)
+                           for c in range(fine.nr_cluster)])
+    cmeans = np.array([Xd[coarse.sample_rows[coarse.sample_cluster == k]].mean(0)
+                       for k in range(coarse.nr_cluster)])
+    want = np.argmin(((fine_means[:, None, :] - cmeans[None]) ** 2).sum(-1), axis=1)
+    got = np.array([coarse.assign[fine.assign == c][0] for c in range(fine.nr_cluster)])
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(coarse.const, (cmeans ** 2).sum(1), rtol=1e-10)
+    assert set(coarse.sample_rows.tolist()) <= set(cand.tolist())
+
+
+def test_conquer_from_a_poor_start_meets_eps_on_every_row():
+    from svmtool.solvers.dcsvm_conquer import conquer, result_fields
+
+    prob = moons(500, seed=7)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0, kbias=1.0)
+    C = np.full(prob.n_rows, 4.0)
+    alpha = np.where(np.arange(prob.n_rows) % 7 == 0, 2.0, 0.0)    # a few arbitrary "SVs"
+    last, G, info = conquer(X, prob.y, C, k, alpha, eps=1e-6, threads=2)
+    assert len(info["rounds"]) >= 2                 # violators outside W had to join
+    Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-9)   # G exact on all rows
+    f, _, viol = result_fields(alpha, G, C, 1e-6)
+    assert viol <= 1e-6
+    f_ref = objective(Q, dense_qp(Q, 4.0, iters=6000))
+    assert abs(f - f_ref) <= 1e-6 * abs(f_ref)
 
 
 def tiny_early_model():
@@ -237,3 +283,44 @@ def test_nearest_centre_dense_pieces_against_numpy(ktype, monkeypatch):
     dist[:, counts == 0] = np.inf
     got = nearest_centre(X, np.arange(700), X, pts, lab, const, k, threads=2)
     np.testing.assert_array_equal(got, np.argmin(dist, axis=1))
+
+
+def test_exact_model_dual_objective_against_libsvm_optimum():
+    """The exact model's dual objective, sandwiched by LIBSVM's optimum of the same data.
+
+    DC-SVM solves the bias-free dual with the kernel K + b^2 (problem P_b); LIBSVM solves the
+    dual with K and the equality y'alpha = 0 (problem L).  Every point feasible for L has the
+    same objective in P_b, so opt(P_b) <= opt(L) (as minima of the dual f); and LIBSVM's primal
+    solution (w, rho) is a primal point of P_b with bias weight -rho/b, whose primal value is
+    L's plus rho^2 / (2 b^2).  With D = -f the reported dual objective:
+        -f_L <= D(P_b) <= -f_L + rho^2 / (2 b^2).
+    """
+    svmutil = pytest.importorskip("libsvm.svmutil")
+    from svmtool.io.svmlight import load_data
+    from tests.conftest import DATA
+
+    prob = load_data(str(DATA / "a9a")).take_rows(np.arange(2000))
+    C, gamma, b = 4.0, 0.5, 1.0
+    y = np.where(prob.y > 0, 1.0, -1.0)
+    ref = svmutil.svm_train(list(y), prob.X, f"-q -s 0 -t 2 -c {C} -g {gamma} -e 1e-7")
+    sv = np.flatnonzero(np.isin(np.arange(prob.n_rows), np.array(ref.get_sv_indices()) - 1))
+    coef = np.array([c[0] for c in ref.get_sv_coef()])
+    order = np.argsort(np.array(ref.get_sv_indices()) - 1)
+    coef = coef[order]
+    def rbf(A):
+        sq = (A * A).sum(1)
+        return np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2.0 * A @ A.T, 0.0))
+
+    K = rbf(prob.X[sv].toarray())
+    f_lib = 0.5 * coef @ K @ coef - np.abs(coef).sum()
+    rho = float(ref.rho[0])
+    res = dcsvm.fit(Rows.of(prob), y, C, Kernel(2, gamma, kbias=b * b),
+                    TrainParams(solver="dcsvm", C=C, eps=1e-6, threads=2,
+                                kernel=KernelParams(kernel_type=2, gamma=gamma),
+                                dcsvm=DcsvmParams(levels=2)))
+    assert res.converged and res.extra["levels"][0]["clusters"] == 16
+    tol = 1e-6 * abs(f_lib)
+    assert -f_lib - tol <= res.dual <= -f_lib + rho * rho / (2 * b * b) + tol
+    # and the reported objective is that of the returned alpha
+    Q = np.outer(y, y) * (rbf(prob.X.toarray()) + b * b)
+    assert abs(objective(Q, res.alpha) + res.dual) <= 1e-9 * abs(res.dual)

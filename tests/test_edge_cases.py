@@ -86,6 +86,45 @@ def test_cutting_plane_with_a_huge_c_stops_with_a_warning(tmp_path, solver):
     assert quiet.returncode == 0 and quiet.stderr == b""
 
 
+@pytest.mark.parametrize("solver", ["cp", "ocas", "gca2", "tca", "ordinal", "ocas-mc"])
+def test_cutting_plane_with_an_unreachable_eps_stops_with_a_warning(tmp_path, solver):
+    """-c 1e6 -e 1e-12: the cutting-plane runs progress, but at their worst-case O(1/t) rate the
+    gap after 100 iterations needs ~1e13 iterations to reach 1e-12; without the cap-foreseen stop
+    the 100,000-iteration cap was hours away (every iteration's reduced QP grows with the working
+    set).  One warning, exit 0, a model; -q silences the warning."""
+    model = tmp_path / "m"
+    r = run("train", "-s", solver, "-c", "1e6", "-e", "1e-12", DATA / "heart_scale", model,
+            timeout=120)
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.decode().splitlines() if ln.startswith("svmtool: warning:")]
+    assert len(warnings) >= 1 and all("stopped at iteration 100," in w for w in warnings)
+    assert "worst-case rate" in warnings[0] and "beyond the cap of 100000" in warnings[0]
+    assert model.stat().st_size > 0
+    quiet = run("-q", "train", "-s", solver, "-c", "1e6", "-e", "1e-12", DATA / "heart_scale",
+                tmp_path / "q", timeout=120)
+    assert quiet.returncode == 0 and quiet.stderr == b""
+
+
+def test_cap_foreseen_rule():
+    """The rule checks iterations 100, 200, 400, ... only, and fires only when the worst-case
+    estimate it * gap / target is beyond 100 times the cap."""
+    from svmtool.solvers.qp import CAP_FORESEEN_FACTOR, cap_foreseen
+
+    assert CAP_FORESEEN_FACTOR == 100.0
+    assert cap_foreseen(100, 1e9, 1.0, 100000)
+    assert not cap_foreseen(100, 1e5, 1.0, 100000)          # 1e7 iterations: exactly 100x, kept
+    assert cap_foreseen(100, 1.01e5, 1.0, 100000)
+    assert not cap_foreseen(150, 1e9, 1.0, 100000)          # not a checkpoint
+    assert not cap_foreseen(300, 1e9, 1.0, 100000)
+    assert cap_foreseen(400, 1e9, 1.0, 100000) and cap_foreseen(800, 1e9, 1.0, 100000)
+    assert not cap_foreseen(99, 1e9, 1.0, 100000)
+    assert not cap_foreseen(100, 1e9, 0.0, 100000)          # no target: never
+    # a9a, C 100, -s cp at its default -e: gap 8.6e5 against a target of 3256 at iteration 100
+    assert not cap_foreseen(100, 8.6e5, 3256.0, 100000)
+    # an explicit small cap: the same run is stopped only when 100x that cap is out of reach
+    assert not cap_foreseen(100, 8.6e5, 3256.0, 1000)
+
+
 @pytest.mark.parametrize("solver", ["cp", "ocas"])
 def test_a_large_but_workable_c_is_not_stopped(solver):
     """C = 1e4 on heart_scale is slow for the cutting planes (hundreds of iterations) but

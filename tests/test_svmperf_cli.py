@@ -47,9 +47,9 @@ def test_doc_vector_errorrate_without_bias(tmp_path, capsys):
     lines = text.splitlines()
     assert lines[10].startswith("0 # threshold b")
     assert lines[8] == "270 # number of training documents"
-    # the same problem as svmtool train -s cp --perf-c 20 -e 0.001
+    # the same problem and stopping rule as svmtool train -s cp --perf-c 20 --perf-e 0.1
     ref = tmp_path / "ref"
-    code, _, err2 = cli(capsys, "train", "-s", "cp", "--perf-c", 20, "-e", 0.001,
+    code, _, err2 = cli(capsys, "train", "-s", "cp", "--perf-c", 20, "--perf-e", 0.1,
                         "--model-format", "svmperf", HEART, ref)
     assert code == 0, err2
     assert model.read_text() == ref.read_text()
@@ -67,7 +67,7 @@ def test_doc_vector_losses_match_train_cp(tmp_path, capsys, loss, name):
     assert code == 0, err
     ref = tmp_path / "ref"
     code, _, err2 = cli(capsys, "train", "-s", "cp", "--loss", name, "-B", 1, "--perf-c", 20,
-                        "-e", 0.001, "--model-format", "svmperf", HEART, ref)
+                        "--perf-e", 0.1, "--model-format", "svmperf", HEART, ref)
     assert code == 0, err2
     assert model.read_text() == ref.read_text()
     dval = value(out, "Dual objective value: dval")

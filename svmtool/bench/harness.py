@@ -40,11 +40,13 @@ import os
 import statistics
 import sys
 import time
-import tracemalloc
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from svmtool.bench.timing import interleaved_runs, rss_peak, traced_peak
+from svmtool.bench.timing import timed_call as _timed
 
 # --- data ---------------------------------------------------------------------------------------
 
@@ -287,51 +289,6 @@ def score(runner, ev, data, C):
     return obj, acc
 
 
-# --- time and memory ----------------------------------------------------------------------------
-
-def _status(key):
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def rss_peak(fn):
-    """(result, MiB or None): the rise of the peak RSS during fn() over the RSS before it."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        return fn(), None
-    before = _status("VmRSS")
-    res = fn()
-    peak = _status("VmHWM")
-    if before is None or peak is None:
-        return res, None
-    return res, max(0, peak - before) / 1024.0
-
-
-def traced_peak(fn):
-    """(result, MiB): tracemalloc's peak during fn() (Python and numpy allocations only)."""
-    tracemalloc.start()
-    try:
-        res = fn()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return res, peak / 2**20
-
-
-def _timed(fn):
-    t = time.perf_counter()
-    r = fn()
-    return r, time.perf_counter() - t
-
-
 # --- one case -----------------------------------------------------------------------------------
 
 def _finite(x):
@@ -339,24 +296,30 @@ def _finite(x):
 
 
 def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max_points=10,
-             log=None, slow_s=3.0):
-    """Time one runner at one (C, eps) and trace it.  Returns (row, trace)."""
+             log=None, slow_s=3.0, timed=None):
+    """Time one runner at one (C, eps) and trace it.  Returns (row, trace).
+
+    ``timed = (raw, first, times)``: runs already timed elsewhere (interleaved with other
+    runners, see :func:`run_grid`); only the evaluation and the row are left."""
     def fit(cap=None, callback=None):
         return runner.fit(state, C, eps, cap=cap, callback=callback)
 
     # warm-up (and LIBLINEAR's / LIBSVM's iteration count from their own messages)
-    if hasattr(runner, "iterations_of_messages"):
+    if timed is not None:
+        raw, first, given = timed
+        ll_iters = None
+    elif hasattr(runner, "iterations_of_messages"):
         raw, first = _timed(lambda: runner.fit(state, C, eps, capture=True))
         ll_iters = runner.iterations_of_messages()
     else:
         raw, first = _timed(fit)
         ll_iters = None
     slow = first > slow_s
-    if slow:            # a slow case: fewer repeats and replays (said in the row)
+    if slow and timed is None:      # a slow case: fewer repeats and replays (said in the row)
         repeat, max_points = 1, min(max_points, 5)
-    times = []
+    times = [] if timed is None else list(given)
     mem_rss = mem_traced = None
-    for i in range(max(1, repeat)):
+    for i in range(max(1, repeat) if timed is None else 0):
         if i == max(1, repeat) - 1 and memory and not runner.time_from_outside:
             # the last timed run also gives the rise of the peak RSS (the reset and the reads
             # of /proc/self/status take microseconds)
@@ -538,8 +501,10 @@ def machine_info():
     return info
 
 
-def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=None):
-    """Every runner at every (C, eps); eps None means each runner's default."""
+def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=None,
+             interleave=False):
+    """Every runner at every (C, eps); eps None means each runner's default.  ``interleave``:
+    the timed runs of the runners alternate (each runner once per round; no traces)."""
     rows, traces, errors = [], [], []
     states = {}
     for r in runners:
@@ -549,12 +514,16 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
             errors.append({"runner": r.name, "error": f"prepare: {e!r}"})
     for C in Cs:
         for eps in epss:
+            timed = interleaved_runs(runners, states, C, eps, repeat, errors, log) \
+                if interleave else {}
             for r in runners:
-                if r.name not in states:
+                if r.name not in states or (interleave and r.name not in timed):
                     continue
                 try:
                     row, tr = run_case(r, data, states[r.name], C, eps, repeat=repeat,
-                                       trace=trace, memory=memory, log=log)
+                                       trace=trace and not interleave,
+                                       memory=memory and not interleave, log=log,
+                                       timed=timed.get(r.name))
                 except Exception as e:      # one failing solver must not sink the benchmark
                     errors.append({"runner": r.name, "C": C, "eps": eps, "error": repr(e)})
                     if log:

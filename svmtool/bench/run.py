@@ -28,6 +28,8 @@ class BenchConfig:
     rows: Optional[int] = None              # subsample the training rows
     gamma: Optional[float] = None           # kernel runners (default 1 / n_features)
     kernel_type: int = 2
+    cache_mb: Optional[float] = None        # kernel runners' -m (None: each tool's 100 MB)
+    interleave: bool = False        # timed runs alternate between the runners (A B A B ...)
     trace: bool = True
     memory: bool = True
     scaling: bool = False
@@ -63,6 +65,8 @@ def run_one(cfg: BenchConfig, log=None):
     specs = ([] if cfg.variants and not cfg.solvers
              else anchors.select_solvers(cfg.solvers, has_qid=data.train.qid is not None))
     kopts = anchors.kernel_defaults(data.nf, cfg.gamma, cfg.kernel_type)
+    if cfg.cache_mb:
+        kopts["cache_mb"] = float(cfg.cache_mb)
     runners, notes = anchors.build_runners(specs, cfg.against, cfg.bias, kopts, cfg.external,
                                            cfg.external_predict, cfg.external_group,
                                            threads=cfg.threads, variants=cfg.variants,
@@ -78,7 +82,8 @@ def run_one(cfg: BenchConfig, log=None):
         Cs = SWEEP_C
     rows, traces, errors = harness.run_grid(data, runners, Cs, epss, repeat=cfg.repeat,
                                             trace=cfg.trace and cfg.sweep is None,
-                                            memory=cfg.memory, log=log)
+                                            memory=cfg.memory, log=log,
+                                            interleave=cfg.interleave)
     block = {"title": title, "parse": report.parse_table(data), "rows": rows, "traces": traces,
              "errors": errors, "ratios": report.headline_ratios(rows)}
     if cfg.sweep == "eps":

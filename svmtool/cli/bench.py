@@ -68,8 +68,11 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 @click.option("--against", default="liblinear,libsvm,sklearn", show_default=True,
               help="Anchors (each used only if installed): liblinear, libsvm, sklearn (in "
                    "process); liblinear-train, svm-train, svmocas, svm_perf_learn (programs on "
-                   "PATH, whole commands; 'programs': all four); 'all'; 'none'.  With --suite: "
-                   "replaces each suite's own anchors.")
+                   "PATH, whole commands; 'programs': all four; also named liblinear-c, libsvm-c, "
+                   "svmperf); 'all'; 'none'.  With --suite: replaces each suite's own anchors.")
+@click.option("--anchor-bin", "anchor_bin", multiple=True, metavar="DIR",
+              type=click.Path(file_okay=False),
+              help="A folder searched before PATH for the anchor programs (repeatable).")
 @click.option("--external", default=None,
               help="External training command template, e.g. 'svm_perf_learn -c {perf_c} -e "
                    "{eps_percent} {train} {model}' ({train} {test} {model} {predictions} {c} "
@@ -107,7 +110,8 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown, end_to_end,
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
-            threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256):
+            threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
+            anchor_bin=()):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -120,6 +124,10 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
     if list_suites:
         _list_suites()
         return
+    if anchor_bin:
+        from svmtool.bench.anchors.programs import set_anchor_bin
+
+        set_anchor_bin(anchor_bin)
     if suite_names is not None:
         if train_file is not None:
             raise ParameterError("give TRAIN or --suite, not both")

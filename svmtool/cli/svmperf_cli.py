@@ -5,7 +5,8 @@ The argument vectors are SVMperf's: options first (each ``-X VALUE``, SVMperf's 
 ``--X VALUE``), then the files.  What they become:
 
 * ``-c C`` (required, as in SVMperf): C in SVMperf's convention, ``C = C_perf * 100 / n``;
-* ``-e E`` (default 0.1, percent of the loss): ``-e E / 100`` of ``-s cp``;
+* ``-e E`` (default 0.1, percent of the loss): ``--perf-e E`` of ``-s cp``, SVMperf's own
+  stopping rule (:mod:`svmtool.solvers.cutting_plane`), one to one;
 * ``-l L`` (default 2): 1 F1, 2 error rate, 3 PRBEP, 4 prec@k, 5 rec@k, 10 ROC area;
   0 (zero/one loss of the whole vector) and 11 (average precision) are refused;
 * ``-w A`` (default 9): 0, 1, 2, 3, 4 and 9 all become svmtool's 1-slack cutting plane -- SVMperf
@@ -203,9 +204,9 @@ def learn_command(ctx, argv):
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     loss = s["loss_name"]
     bias = abs(s["bias"]) if s["bias"] != 0 else -1.0
-    params = TrainParams(solver="cp", C=1.0, eps=s["eps"] / 100.0, bias=bias,
-                         perf_c=s["C"],
-                         cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"]))
+    params = TrainParams(solver="cp", C=1.0, bias=bias, perf_c=s["C"],
+                         cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"],
+                                               perf_eps=s["eps"]))
     msg = params.check()
     if msg:
         raise ParameterError(f"svm_perf_learn: {msg}")
@@ -241,7 +242,8 @@ def learn_command(ctx, argv):
         say(f"Dual objective value: dval={rep.get('dual', float('nan')):.5f}")
         say(f"Primal objective value: pval={rep['primal']:.5f}")
         say(f"Total number of constraints in final working set: {rep.get('cuts', 0)}")
-        say(f"Number of iterations: {rep['iterations']}")
+        # SVMperf counts the last pass too, which finds no cut worth adding
+        say(f"Number of iterations: {rep['iterations'] + 1}")
         say(f"Norm of weight vector: |w|={norm:.5f}")
         say(f"Value of slack variable (global): xi={xi:.5f}")
         say(f"Runtime in cpu-seconds: {cpu:.2f}")

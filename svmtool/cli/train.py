@@ -47,7 +47,7 @@ OPTION_GROUPS = {
     "dcsvm": ("--levels", "--clusters", "--sample", "--early", "--early-level", "--overlap",
               "--overlap-quantile", "--test"),
     "ocas": ("--line-search", "--abs-gap", "--no-mu0-guard"),
-    "loss": ("--loss", "--k-fraction"),
+    "loss": ("--loss", "--k-fraction", "--perf-e"),
     "svr": ("-p",),
     "oneclass": ("-n",),
     "bias_reg": ("-R",),
@@ -58,7 +58,8 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
              "--overlap-quantile": "overlap_quantile", "--test": "test_file",
              "--line-search": "line_search", "--abs-gap": "abs_gap",
              "--no-mu0-guard": "no_mu0_guard", "--loss": "perf_loss",
-             "--k-fraction": "k_fraction", "-p": "svr_p", "-n": "nu", "-R": "no_reg_bias"}
+             "--k-fraction": "k_fraction", "--perf-e": "perf_eps", "-p": "svr_p", "-n": "nu",
+             "-R": "no_reg_bias"}
 
 
 @click.command(cls=LiblinearStyleCommand, context_settings={"help_option_names": ["-h", "--help"]},
@@ -160,6 +161,10 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--k-fraction", "k_fraction", type=float, default=0.0,
               help="--loss prec@k / rec@k: k = this fraction of the positive training rows "
                    "(SVMperf's --p; default 0.5 for prec@k, 2 for rec@k).")
+@click.option("--perf-e", "perf_eps", type=float, default=None,
+              help="-s cp: stop by SVMperf's own rule with its -e (an absolute tolerance on its "
+                   "slack, in percent of the loss: svm_perf_learn -w 3 -e E is --perf-e E), "
+                   "instead of -e's relative rule.")
 @click.option("-p", "svr_p", type=float, default=0.1, show_default=True,
               help="SVR (-s 11, 12, 13): the width epsilon of the insensitive tube, no loss "
                    "while |w'x - y| <= epsilon (LIBLINEAR's -p).")
@@ -348,7 +353,7 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
     cp = CuttingPlaneParams(line_search=opts["line_search"],
                             tol_abs=0.0 if opts["abs_gap"] is None else opts["abs_gap"],
                             mu0_guard=not opts["no_mu0_guard"], loss=opts["perf_loss"],
-                            k_fraction=opts["k_fraction"])
+                            k_fraction=opts["k_fraction"], perf_eps=opts["perf_eps"])
     params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
                          max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
                          shrinking=not no_shrinking, threads=threads, perf_c=perf_c,

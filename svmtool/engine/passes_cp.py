@@ -64,6 +64,31 @@ def xtv_block(indptr, indices, data, V, n_features):
     return out
 
 
+_ONE = np.uint64(1)     # the engine hands unsigned index views (uint64 + int64 would be float)
+
+
+@njit
+def hinge_cut_group(indptr, indices, data, bounds, b0, b1, w, y, cost, z, bufs):
+    """The hinge cut's two passes in one, over the row blocks ``b0 <= b < b1`` (a group kernel of
+    :class:`svmtool.engine.local.LocalOracle`): ``z_i = x_i . w`` and, for the margin violators
+    ``y_i z_i < 1``, ``bufs[b] += cost_i y_i x_i``.  Each row is read once while it is in cache;
+    the sums are the same, in the same order, as ``matvec`` then ``rmatvec`` of the violators'
+    coefficients (:func:`hinge_cut_coef`), so the result is bit-identical to the two passes."""
+    for b in range(b0, b1):
+        buf = bufs[b]
+        buf[:] = 0.0
+        for i in range(bounds[b], bounds[b + 1]):
+            s = 0.0
+            for k in range(indptr[i], indptr[i + _ONE]):
+                s += w[indices[k]] * data[k]
+            z[i] = s
+            if 1.0 - y[i] * s > 0.0:
+                a = cost[i] * y[i]
+                for k in range(indptr[i], indptr[i + _ONE]):
+                    buf[indices[k]] += a * data[k]
+    return 0
+
+
 # --------------------------------------------------------------------------------------------
 # vector kernels (per-shard sums on a cluster)
 # --------------------------------------------------------------------------------------------
@@ -348,6 +373,23 @@ class CPOracle:
 
     def rmatvec(self, v):
         return self._pass("rmatvec", xtv, v, self.n_features)
+
+    def hinge_cut(self, w, y, cost):
+        """``(z, g)``: the scores ``z = X w`` and ``g = X' v`` with ``v_i = cost_i y_i`` on the
+        margin violators ``y_i z_i < 1`` (0 elsewhere), in one pass over the rows when the
+        shared engine is there (:func:`hinge_cut_group`), else as ``matvec`` then ``rmatvec``."""
+        if self._engine is None:
+            z = self.matvec(w)
+            v = np.where(1.0 - y * z > 0.0, cost * y, 0.0)
+            return z, self.rmatvec(v)
+        t = self._time()
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        z = np.empty(self.n_rows, dtype=np.float64)
+        g = np.empty(self.n_features, dtype=np.float64)
+        self._engine.reduce_blocks(hinge_cut_group, g, w, y, cost, z)
+        self.passes += 1
+        self.seconds += self._time() - t
+        return z, g
 
     def matmat(self, W):
         return self._pass(None, xw_block, W)

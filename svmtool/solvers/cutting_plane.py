@@ -20,7 +20,17 @@ exceeds the working-set slack by at most ``eps`` in units of the average slack, 
 
 (With an inexact QP the check includes the QP's own gap, so it reads ``F(w) - D(alpha) <=
 eps C n``; with an exact QP both are the same.)  Then ``F(w) - F(w*) <= eps C n``.  ``-e 0.001``
-is 0.1% of training loss, SVMperf's ``-e 0.1``.
+is 0.1% of training loss, the same size as SVMperf's ``-e 0.1``, but not SVMperf's rule.
+
+``--perf-e E`` (``perf_eps``) is SVMperf 3.00's own rule instead, as its 1-slack dual algorithm
+(``svm_perf_learn -w 3``, ``svm_learn_struct_joint`` of SVM-struct) applies it.  SVMperf's slack
+is ``xi = 100 R(w) / (C n)`` (percent) and ``E`` an absolute tolerance on it.  Its working-set
+slack is not the largest cut value: it is the value at ``w`` of the *first* cut of the working
+set (in the order they were added, after the removal of inactive ones) whose ``alpha`` is above
+the working set's mean ``alpha`` (0 when there is none).  The run stops when the new most
+violated constraint exceeds that slack by at most ``E`` -- the QP's own gap is not added -- and
+each reduced QP is solved to half the smallest excess seen so far (SVMperf's ``epsilon_crit``).
+SVMperf counts the last, checking iteration too: its iteration count is svmtool's plus one.
 
 Returns the last ``w`` (as the paper), ``primal = F(w)``, ``dual`` = the QP's dual value (a lower
 bound on ``F(w*)``), ``gap = primal - dual``.  ``extra`` holds iterations, working-set size,
@@ -36,7 +46,8 @@ import numpy as np
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
 from svmtool.labels import check_binary
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
+from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
+                               no_progress, no_progress_warning)
 
 DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
@@ -73,6 +84,19 @@ class HingeRisk:
             a = np.zeros(self.dim, dtype=np.float64)
         return a, float(off), float(risk)
 
+    def cut_at(self, w):
+        """:meth:`cut` at ``w`` itself: scores and cut in one pass over the rows (the same
+        numbers as ``cut(scores(w))``); oracles without that pass (streamed blocks, shards)
+        take the two."""
+        if not hasattr(self.oracle, "hinge_cut"):
+            return self.cut(self.scores(w))
+        z, g = self.oracle.hinge_cut(w, self.y, self.cost)
+        risk, off, nv = hinge_cut_coef(z, self.y, self.cost, self._v)
+        self.last_violators = int(nv)
+        if not nv:
+            g[:] = 0.0
+        return -g, float(off), float(risk)
+
     def line(self, zb, zd, A, B, c0):
         from svmtool.solvers.linesearch import HingeLine
 
@@ -84,14 +108,31 @@ def costs(y, C_pos, C_neg):
     return np.where(y > 0, float(C_pos), float(C_neg))
 
 
-def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50, deadline=None):
-    """Joachims' Algorithm 1 over any risk adapter (binary hinge, ordinal pairs)."""
+def _perf_slack(ws):
+    """SVMperf's working-set slack: the value of the first cut whose alpha is above the mean
+    alpha of the cuts (``svm_learn_struct_joint``); needs ``ws.g`` current (after a solve)."""
+    t = ws.t
+    if t <= 1:
+        return 0.0
+    al = ws.alpha[1:t]
+    above = np.flatnonzero(al > float(al.sum()) / (t - 1))
+    if len(above) == 0:
+        return 0.0
+    return max(0.0, -float(ws.g[1 + above[0]]))
+
+
+def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50, deadline=None,
+             perf_eps=None):
+    """Joachims' Algorithm 1 over any risk adapter (binary hinge, ordinal pairs); with
+    ``perf_eps``, SVMperf's stopping rule (see the module docstring)."""
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
     w = start_point(risk, init_w)
-    target = eps * risk.scale
+    perf = perf_eps is not None
+    target = (float(perf_eps) / 100.0 if perf else eps) * risk.scale
+    perf_qp = risk.scale                  # SVMperf's epsilon: 100 (percent), then min excess
     lower = -np.inf
     qp_gap = 0.0
     model = 0.0
@@ -104,14 +145,19 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
     violation = np.inf
     max_ws = 0
     while True:
-        z = risk.scores(w) if (it > 0 or init_w is not None) else risk.zeros_scores()
-        a, b, R = risk.cut(z)
+        if it == 0 and init_w is None:
+            a, b, R = risk.cut(risk.zeros_scores())
+        elif hasattr(risk, "cut_at"):
+            a, b, R = risk.cut_at(w)
+        else:
+            a, b, R = risk.cut(risk.scores(w))
         primal = 0.5 * float(vdot(w, w)) + R
-        violation = R - model                 # most violated constraint minus working-set slack
+        # most violated constraint minus working-set slack
+        violation = max(0.0, R - model) if perf else R - model
         if callback is not None and it > 0:
             callback(it, {"primal": primal, "lower": lower, "violation": violation / risk.scale,
                           "cuts": ws.size, "elapsed": time.perf_counter() - t_start})
-        if it > 0 and violation + qp_gap <= target:
+        if it > 0 and violation + (0.0 if perf else qp_gap) <= target:
             converged = True
             break
         if it >= max_iter:
@@ -120,29 +166,49 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         if no_progress(it, lower, best):
             stopped = "no progress"
             break
+        if cap_foreseen(it, violation + (0.0 if perf else qp_gap), target, max_iter):
+            stopped = "cap foreseen"
+            break
         if it > 0 and time_up(deadline):
             stopped = STOPPED_TIME
             break
         it += 1
         ws.add(a, b)
         tq = time.perf_counter()
-        D, qp_gap = ws.solve(tol_abs=max(0.05 * target, QP_FOLLOW * violation), tol_rel=1e-13)
-        model = max(0.0, -float(np.min(ws.g[:ws.t])))
+        if perf:
+            perf_qp = min(perf_qp, violation)
+            D, qp_gap = ws.solve(tol_abs=0.0, tol_rel=0.0, tol_pair=0.5 * perf_qp)
+        else:
+            D, qp_gap = ws.solve(tol_abs=max(0.05 * target, QP_FOLLOW * violation),
+                                 tol_rel=1e-13)
+        if not perf:
+            model = max(0.0, -float(np.min(ws.g[:ws.t])))
         w = ws.w()
         t_qp += time.perf_counter() - tq
         lower = max(lower, D)
         max_ws = max(max_ws, ws.size)
         ws.prune()
+        if perf:
+            model = _perf_slack(ws)
+    if converged:
+        warning = None
+    elif stopped == "no progress":
+        warning = no_progress_warning("cp", it, lower, best, eps)
+    elif stopped == "cap foreseen":
+        warning = cap_foreseen_warning("cp", it, violation + (0.0 if perf else qp_gap), target,
+                                       max_iter, perf_eps if perf else eps)
+    elif stopped:
+        warning = time_limit_warning("cp", it)
+    else:
+        warning = (f"cp reached the maximum number of iterations ({max_iter}) before the "
+                   f"stopping tolerance eps={eps:g} was met; raise --max-iter or -e")
     extra = {
         "eps": eps,
         "eps_absolute": target,
+        "stop_rule": "svmperf" if perf else "relative",
         "violation": violation,
         **run_counters(ws, oracle, p0, s0, t_start, t_qp, 0.0, max_cuts=max_ws),
-        "warning": None if converged else no_progress_warning(
-            "cp", it, lower, best, eps) if stopped == "no progress" else
-        time_limit_warning("cp", it) if stopped else (
-            f"cp reached the maximum number of iterations ({max_iter}) before the stopping "
-            f"tolerance eps={eps:g} was met; raise --max-iter or -e"),
+        "warning": warning,
     }
     return cp_result(w, it, primal, lower, converged, stopped, extra)
 
@@ -191,4 +257,5 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
     inactive = int(params.cp.inactive_limit)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                    inactive_limit=inactive, deadline=params.deadline)
+                    inactive_limit=inactive, deadline=params.deadline,
+                    perf_eps=params.cp.perf_eps)

@@ -101,9 +101,13 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     ``y`` in {-1, +1}; ``C`` a scalar or per-row array of upper bounds.
     """
     t0 = time.perf_counter()
+    t_grad = 0.0
+    t_rebuild = 0.0
     n = X.n_rows
     y = np.ascontiguousarray(y, dtype=np.float64)
-    C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
+    # a writable copy: a read-only C (a broadcast view) would be another type for the jitted
+    # loop, compiled and loaded apart from the writable one of compaction
+    C = np.array(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
     args = kernel.args()
     qd = _diag(X.indptr, X.indices, X.data, X.sq, *args)
     qd = np.where(qd > 0, qd, 1e-12)
@@ -114,6 +118,7 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     else:
         alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
         G = gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
+    t_grad = time.perf_counter() - t0
     # the last point where G was exact for every row: a rebuild adds the change since then
     ref = (alpha.copy(), G.copy())
     max_steps = max(10_000_000, 100 * n) if max_steps is None else int(max_steps)
@@ -132,7 +137,9 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
         if status == 1 and len(active) == n:
             converged = True
             break
+        t1 = time.perf_counter()
         _rebuild(X, y, alpha, G, kernel, active, threads, cache_mb, ref)
+        t_rebuild += time.perf_counter() - t1
         ref = (alpha.copy(), G.copy())
         if status != 1:
             stopped = STOPPED_TIME if status == 2 else None
@@ -152,6 +159,7 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
                "cache_misses": int(stats["misses"]), "unshrinks": unshrinks,
                "compactions": int(stats.get("compactions", 0)),
                "solve_time": time.perf_counter() - t0,
+               "phases": {"gradient": t_grad, "rebuild": t_rebuild},
                "warning": None if converged else
                time_limit_warning("the kernel solver", int(stats["steps"])) if stopped else
                f"reaching the maximal number of steps ({max_steps}) before |PG| <= {eps:g}"})

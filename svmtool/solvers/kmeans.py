@@ -111,3 +111,43 @@ def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, 
     more = top > 1
     return Clustering(assign=near[:, 0].copy(), sample_rows=sample, sample_cluster=labels,
                       const=const, near=near if more else None, dist=dist if more else None)
+
+
+def coarsen(X: Rows, fine: Clustering, candidates, n_clusters, sample_size, kernel: Kernel, rng,
+            threads=None, max_iter=30) -> Clustering:
+    """A coarser clustering whose clusters are unions of ``fine``'s, without a pass over the rows.
+
+    Kernel k-means on a sample of ``candidates`` (DC-SVM's adaptive clustering: the support
+    vectors of the level below) gives ``n_clusters`` centres; every fine cluster, whole, joins
+    the centre nearest to its own centre in feature space,
+
+        argmin_b  const_b - 2/(|F_a| |S_b|) sum_{s in F_a, t in S_b} K(s, t),
+
+    (``F_a`` the fine sample points of cluster a, ``S_b`` the new sample points of centre b),
+    which needs the kernel between the two samples only: O(m^2) kernel values instead of the
+    O(n m) of assigning every row (the costly step of :func:`two_step`).  The coarse clusters
+    that receive no fine cluster are dropped.
+    """
+    candidates = np.asarray(candidates, dtype=np.int64)
+    m = min(len(candidates), max(int(sample_size), 1))
+    sample = np.sort(rng.choice(candidates, size=m, replace=False)) if m < len(candidates) \
+        else candidates.copy()
+    Kmat = kernel_block_threads(X, sample, X, sample, kernel, threads)
+    labels = kernel_kmeans(Kmat, n_clusters, rng, max_iter)
+    const = centre_constants(Kmat, labels)
+    kk = len(const)
+    counts = np.bincount(labels, minlength=kk).astype(np.float64)
+    Kfc = kernel_block_threads(X, fine.sample_rows, X, sample, kernel, threads)
+    S = cluster_sums(Kfc, labels, kk, np.empty((Kfc.shape[0], kk))) / counts
+    nf = fine.nr_cluster
+    fcount = np.bincount(fine.sample_cluster, minlength=nf).astype(np.float64)
+    M = np.zeros((nf, kk))
+    np.add.at(M, fine.sample_cluster, S)
+    M /= np.maximum(fcount, 1.0)[:, None]
+    to = np.argmin(const[None, :] - 2.0 * M, axis=1)
+    used = np.unique(to)
+    renum = -np.ones(kk, dtype=np.int64)
+    renum[used] = np.arange(len(used))
+    keep = renum[labels] >= 0
+    return Clustering(assign=renum[to][fine.assign], sample_rows=sample[keep],
+                      sample_cluster=renum[labels[keep]], const=const[used])

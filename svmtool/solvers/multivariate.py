@@ -163,7 +163,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     else:
         risk = TableRisk(oracle, y, C, loss, params.cp.k_fraction)
     res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                   inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline)
+                   inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
+                   perf_eps=params.cp.perf_eps)
     res.extra["loss"] = loss
     res.extra["positives"] = n_pos
     res.extra["negatives"] = n - n_pos

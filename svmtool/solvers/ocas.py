@@ -33,12 +33,13 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
 from svmtool.labels import check_binary
+from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane import (HingeRisk, costs, cp_result, run_counters,
                                            start_point)
 from svmtool.solvers.linesearch import make_search
-from svmtool.solvers.qp import QP_FOLLOW, WorkingSet, no_progress, no_progress_warning
+from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
+                               no_progress, no_progress_warning)
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -94,6 +95,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
             it -= 1
             stopped = "no progress"
             break
+        if cap_foreseen(it - 1, gap, max(eps * abs(best_F), tol_abs), max_iter):
+            it -= 1
+            stopped = "cap foreseen"
+            break
         if it > 1 and time_up(deadline):
             it -= 1
             stopped = STOPPED_TIME
@@ -133,6 +138,18 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         a, b, _ = risk.cut(zc)
         ws.add(a, b)
         ws.prune()
+    if converged:
+        warning = None
+    elif stopped == "no progress":
+        warning = no_progress_warning(name, it, lower, best_F, eps)
+    elif stopped == "cap foreseen":
+        warning = cap_foreseen_warning(name, it, best_F - lower,
+                                       max(eps * abs(best_F), tol_abs), max_iter, eps)
+    elif stopped:
+        warning = time_limit_warning(name, it, "the best point found")
+    else:
+        warning = (f"{name} reached the maximum number of iterations ({max_iter}) before the "
+                   f"relative gap eps={eps:g} was met; raise --max-iter or -e")
     extra = {
         "eps": eps,
         "line_search": search.name,
@@ -140,11 +157,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         "mu_zero": mu_zero,
         "mu_forced": forced,
         **run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls),
-        "warning": None if converged else no_progress_warning(
-            name, it, lower, best_F, eps) if stopped == "no progress" else
-        time_limit_warning(name, it, "the best point found") if stopped else (
-            f"{name} reached the maximum number of iterations ({max_iter}) before the relative "
-            f"gap eps={eps:g} was met; raise --max-iter or -e"),
+        "warning": warning,
     }
     return cp_result(best_w, it, best_F, lower, converged, stopped, extra)
 

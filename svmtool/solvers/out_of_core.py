@@ -100,7 +100,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
         risk = HingeRisk(StreamedPasses(oracle), y, costs(y, C_pos, C_neg))
         res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                       inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline)
+                       inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
+                       perf_eps=params.cp.perf_eps)
     elif name in ("ocas", "gca2", "tca"):
         from svmtool.solvers.cutting_plane import HingeRisk, costs
         from svmtool.solvers.ocas import solve_with

@@ -58,6 +58,42 @@ def no_progress(it, lower, best):
     return it == NO_PROGRESS_START and lower < NO_PROGRESS_FRACTION * best
 
 
+# The "cap foreseen" stop, for a tolerance far beyond reach (-c 1e6 -e 1e-12 on heart_scale: the
+# cutting-plane runs progress, but each iteration's reduced QP grows with the working set and the
+# 100,000-iteration cap was hours away).  The family's worst-case rate is O(1/t): after t
+# iterations the gap is at most K/t (Joachims 2006, Theorem 5; Teo et al. 2010 for OCAS's bundle
+# form), so a run whose gap at iteration t is g, with a stopping target e, needs about t g / e
+# iterations at that rate.  At iterations 100, 200, 400, ... a run for which that estimate exceeds
+# CAP_FORESEEN_FACTOR times its iteration cap stops with the cap's kind of warning (exit 0): the
+# factor leaves room for runs that converge faster than the worst case, so only a tolerance that
+# is out of reach by orders of magnitude stops early (a9a, C 100, -s cp at its default -e: the
+# estimate at iteration 100 is 26,000 iterations, a quarter of the cap; the heart_scale case
+# above: 4e13).
+CAP_FORESEEN_FACTOR = 100.0
+
+
+def cap_foreseen(it, gap, target, max_iter):
+    """Whether a cutting-plane run stops at iteration ``it`` because, at the worst-case rate, its
+    ``gap`` would need more than CAP_FORESEEN_FACTOR times ``max_iter`` iterations to reach
+    ``target`` (see above).  Checked at iterations 100, 200, 400, ..."""
+    if it < NO_PROGRESS_START or it % NO_PROGRESS_START:
+        return False
+    k = it // NO_PROGRESS_START
+    if k & (k - 1):
+        return False
+    if not (gap > 0.0) or not (target > 0.0):
+        return False
+    return it * (gap / target) > CAP_FORESEEN_FACTOR * max_iter
+
+
+def cap_foreseen_warning(name, it, gap, target, max_iter, eps):
+    return (f"{name} stopped at iteration {it}, far from eps={eps:g}: its gap ({gap:.3g}) is "
+            f"{gap / target:.3g} times the stopping tolerance, which at the cutting-plane "
+            f"solvers' worst-case rate of O(1/iterations) needs about {it * gap / target:.2g} "
+            f"iterations, beyond the cap of {max_iter} (raise -e, lower C, or use -s dcd-l1 or "
+            f"-s newton)")
+
+
 def no_progress_warning(name, it, lower, best, eps):
     return (f"{name} stopped at iteration {it}, far from eps={eps:g}: its lower bound "
             f"({lower:.3g}) is still below {NO_PROGRESS_FRACTION:g} of the objective "
@@ -65,8 +101,13 @@ def no_progress_warning(name, it, lower, best, eps):
             f"grows with C (try -s dcd-l1, -s newton or a smaller C)")
 
 @njit
-def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):
+def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter, tol_pair=-1.0):
     """SMO on ``min 1/2 a'Ha - b'a`` over the simplex, first ``t`` coordinates; in place.
+
+    It stops at ``gap <= tol_abs`` or ``gap <= tol_rel |f|``; with ``tol_pair >= 0`` instead at
+    the KKT rule of SVMlight's optimizer (SVMperf's QP): the largest ``g`` of a coordinate with
+    ``alpha > 0`` is within ``tol_pair`` of the smallest ``g`` (no cut is more than ``tol_pair``
+    above the active ones, and the active ones agree to ``tol_pair``).
 
     ``H`` must be symmetric: every access goes along a row (``H[u, j]`` for ``H[j, u]``), which
     is contiguous in memory; the column walks of the gradient update were half of OCAS's time
@@ -88,14 +129,22 @@ def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):
         u = 0
         ag = 0.0
         ab = 0.0
+        gmax = -np.inf
         for j in range(t):
             if g[j] < g[u]:
                 u = j
             ag += alpha[j] * g[j]
             ab += alpha[j] * b[j]
+            if alpha[j] > 0.0 and g[j] > gmax:
+                gmax = g[j]
         gap = ag - g[u]
         f = 0.5 * (ag - ab)
-        if gap <= tol_abs or gap <= tol_rel * abs(f) or it >= max_iter:
+        if it >= max_iter:
+            break
+        if tol_pair >= 0.0:
+            if gmax - g[u] <= tol_pair:
+                break
+        elif gap <= tol_abs or gap <= tol_rel * abs(f):
             break
         gu = g[u]
         huu = diag[u]
@@ -130,41 +179,41 @@ def simplex_qp(H, b, alpha, g, t, tol_abs, tol_rel, max_iter):
 
 
 @njit(fastmath=True)
-def arena_dots(idx, val, start, lo, hi, a, out):
+def arena_dots(idx, val, seg_lo, seg_hi, lo, hi, a, out):
     """``out[j - lo] = <cut j, a>`` for the sparse cuts ``lo <= j < hi`` of an arena: cut ``j``
-    holds ``val[start[j]:start[j+1]]`` at features ``idx[...]``."""
+    holds ``val[seg_lo[j]:seg_hi[j]]`` at features ``idx[...]``."""
     for j in range(lo, hi):
         s = 0.0
-        for k in range(start[j], start[j + 1]):
+        for k in range(seg_lo[j], seg_hi[j]):
             s += val[k] * a[idx[k]]
         out[j - lo] = s
 
 
 @njit
-def arena_axpy(idx, val, start, coef, cuts, w):
+def arena_axpy(idx, val, seg_lo, seg_hi, coef, cuts, w):
     """``w -= coef[r] * cut[cuts[r]]`` for every r (sparse cuts of an arena)."""
     for r in range(cuts.shape[0]):
         j = cuts[r]
         c = coef[r]
-        for k in range(start[j], start[j + 1]):
+        for k in range(seg_lo[j], seg_hi[j]):
             w[idx[k]] -= c * val[k]
 
 
 @njit
-def arena_compact(idx, val, start, keep, k):
-    """Move the kept cuts' segments to the front of the arena (in order), in place; returns the
-    new end.  ``keep`` lists ``k`` cut slots in increasing order; ``start`` is rewritten."""
+def arena_compact(idx, val, seg_lo, seg_hi, k):
+    """Move the segments of cut slots ``0..k-1`` to the front of the arena, in place, closing
+    the holes dropped cuts left; returns the new end.  Slots lie in the arena in slot order
+    (cuts are appended, and pruning keeps their order), so the forward copy is safe."""
     pos = 0
-    for r in range(k):
-        j = keep[r]
-        lo = start[j]
-        hi = start[j + 1]
-        start[r] = pos
+    for j in range(k):
+        lo = seg_lo[j]
+        hi = seg_hi[j]
+        seg_lo[j] = pos
         for q in range(lo, hi):
             idx[pos] = idx[q]
             val[pos] = val[q]
             pos += 1
-    start[k] = pos
+        seg_hi[j] = pos
     return pos
 
 
@@ -192,7 +241,11 @@ class WorkingSet:
             idx_dtype = np.int32 if self.dim < 2**31 else np.int64
             self.idx = np.zeros(1024, dtype=idx_dtype)
             self.val = np.zeros(1024, dtype=np.float64)
-            self.start = np.zeros(cap + 1, dtype=np.int64)        # cut 0: an empty segment
+            # cut j holds idx/val[seg_lo[j]:seg_hi[j]] (cut 0: an empty segment); dropped cuts
+            # leave holes, closed only when the arena is full (arena_compact)
+            self.seg_lo = np.zeros(cap, dtype=np.int64)
+            self.seg_hi = np.zeros(cap, dtype=np.int64)
+            self.end = 0
             self._w = None                  # -sum alpha_w[j] a_j, kept incrementally
             self._alpha_w = np.zeros(cap, dtype=np.float64)
             self._calls = 0
@@ -214,9 +267,10 @@ class WorkingSet:
             A[:self.t] = self.A[:self.t]
             self.A = A
         else:
-            start = np.zeros(cap + 1, dtype=np.int64)
-            start[:self.t + 1] = self.start[:self.t + 1]
-            self.start = start
+            for name in ("seg_lo", "seg_hi"):
+                new = np.zeros(cap, dtype=np.int64)
+                new[:self.t] = getattr(self, name)[:self.t]
+                setattr(self, name, new)
             aw = np.zeros(cap)
             aw[:self.t] = self._alpha_w[:self.t]
             self._alpha_w = aw
@@ -231,18 +285,23 @@ class WorkingSet:
 
     def _append_sparse(self, a):
         nz = np.flatnonzero(a)
-        end = int(self.start[self.t])
-        need = end + len(nz)
-        if need > len(self.idx):
-            size = max(need, 2 * len(self.idx))
-            for name in ("idx", "val"):
-                old = getattr(self, name)
-                new = np.zeros(size, dtype=old.dtype)
-                new[:end] = old[:end]
-                setattr(self, name, new)
+        need = self.end + len(nz)
+        if need > len(self.idx):             # full: close the holes first, then grow if the
+            self.end = int(arena_compact(self.idx, self.val, self.seg_lo, self.seg_hi, self.t))
+            need = self.end + len(nz)        # live cuts fill more than half of it
+            if 2 * need > len(self.idx):
+                size = max(2 * need, 2 * len(self.idx))
+                for name in ("idx", "val"):
+                    old = getattr(self, name)
+                    new = np.zeros(size, dtype=old.dtype)
+                    new[:self.end] = old[:self.end]
+                    setattr(self, name, new)
+        end = self.end
         self.idx[end:need] = nz
         self.val[end:need] = a[nz]
-        self.start[self.t + 1] = need
+        self.seg_lo[self.t] = end
+        self.seg_hi[self.t] = need
+        self.end = need
 
     def add(self, a, b):
         """Add the cut ``R(w) >= <a, w> + b`` (enters with ``alpha = 0``)."""
@@ -257,7 +316,7 @@ class WorkingSet:
         else:
             self._append_sparse(a)
             self._alpha_w[t] = 0.0
-            arena_dots(self.idx, self.val, self.start, 1, t + 1, a, row)
+            arena_dots(self.idx, self.val, self.seg_lo, self.seg_hi, 1, t + 1, a, row)
         self.H[t, 1:t + 1] = row
         self.H[1:t + 1, t] = row
         self.b[t] = b
@@ -265,13 +324,14 @@ class WorkingSet:
         self.idle[t] = 0
         self.t = t + 1
 
-    def solve(self, tol_abs, tol_rel=1e-12, max_iter=None):
-        """Solve the reduced dual from the current alpha; returns ``(D, gap)``."""
+    def solve(self, tol_abs, tol_rel=1e-12, max_iter=None, tol_pair=-1.0):
+        """Solve the reduced dual from the current alpha; returns ``(D, gap)``.  ``tol_pair``
+        (>= 0): SVMlight's KKT rule instead of ``tol_abs`` / ``tol_rel`` (see simplex_qp)."""
         t = self.t
         if max_iter is None:
             max_iter = 1000 + 200 * t
         it, gap, f = simplex_qp(self.H, self.b, self.alpha, self.g, t, float(tol_abs),
-                                float(tol_rel), int(max_iter))
+                                float(tol_rel), int(max_iter), float(tol_pair))
         self.qp_iterations += int(it)
         self.idle[:t] = np.where(self.alpha[:t] > 0, 0, self.idle[:t] + 1)
         return -f, gap
@@ -291,8 +351,8 @@ class WorkingSet:
         delta = self.alpha[1:t] - self._alpha_w[1:t]
         moved = np.flatnonzero(delta) + 1
         if len(moved):
-            arena_axpy(self.idx, self.val, self.start, self.alpha[moved] - self._alpha_w[moved],
-                       moved.astype(np.int64), self._w)
+            arena_axpy(self.idx, self.val, self.seg_lo, self.seg_hi,
+                       self.alpha[moved] - self._alpha_w[moved], moved.astype(np.int64), self._w)
             self._alpha_w[moved] = self.alpha[moved]
         return self._w.copy()
 
@@ -306,7 +366,7 @@ class WorkingSet:
         if self.dense:
             gram_row(self.A, 1, t, w, vals)
         else:
-            arena_dots(self.idx, self.val, self.start, 1, t, w, vals)
+            arena_dots(self.idx, self.val, self.seg_lo, self.seg_hi, 1, t, w, vals)
         return max(0.0, float(np.max(vals + self.b[1:t])))
 
     def prune(self):
@@ -323,10 +383,11 @@ class WorkingSet:
         if self.dense:
             self.A[:k] = self.A[idx]
         else:
-            arena_compact(self.idx, self.val, self.start, idx.astype(np.int64), k)
+            self.seg_lo[:k] = self.seg_lo[idx]     # the data stay; holes are closed when the
+            self.seg_hi[:k] = self.seg_hi[idx]     # arena is full (_append_sparse)
             self._w = None                  # recomputed from the kept cuts at the next w()
         self.H[:k, :k] = self.H[np.ix_(idx, idx)]
-        for name in ("b", "alpha", "idle"):
+        for name in ("b", "alpha", "idle", "g"):
             arr = getattr(self, name)
             arr[:k] = arr[idx]
         self.alpha[k:t] = 0.0

@@ -481,7 +481,8 @@ def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback
         eps = DEFAULT_EPS if params.eps is None else float(params.eps)
         max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
         res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                       inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline)
+                       inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
+                       perf_eps=params.cp.perf_eps)
     else:
         from svmtool.solvers.ocas import solve_with
 

@@ -24,10 +24,13 @@ from svmtool.bench.anchors.programs import (PROGRAMS, CommandRunner, ExternalCom
                                             SvmtoolCommand, program_runners)
 from svmtool.bench.anchors.scikit import SklearnLinearSVC, SklearnSGD, SklearnSVC
 
-# what --against accepts: the in-process anchors, the programs, and two shorthands
+# what --against accepts: the in-process anchors, the programs (also by the names of the C
+# builds they stand for: liblinear-c, libsvm-c, svmperf), and shorthands
 IN_PROCESS = ("liblinear", "libsvm", "sklearn")
 ANCHORS = IN_PROCESS + PROGRAMS
-SHORTHANDS = {"programs": PROGRAMS, "all": ANCHORS, "none": ()}
+SHORTHANDS = {"programs": PROGRAMS, "all": ANCHORS, "none": (),
+              "liblinear-c": ("liblinear-train",), "libsvm-c": ("svm-train",),
+              "svmperf": ("svm_perf_learn",)}
 
 
 def expand_against(names):

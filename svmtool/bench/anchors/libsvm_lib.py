@@ -27,7 +27,7 @@ class LibsvmRunner(KernelAnchor):
         k = self.kernel_opts
         e = self.tolerance(eps, cap)
         opts = (f"-s 0 -t {k['kernel_type']} -g {k['gamma']!r} -d {k.get('degree', 3)} "
-                f"-r {k.get('coef0', 0.0)!r} -c {C!r} -e {e!r} -m 100"
+                f"-r {k.get('coef0', 0.0)!r} -c {C!r} -e {e!r} -m {k.get('cache_mb', 100.0):g}"
                 + ("" if capture else " -q"))
         param = svmutil.svm_parameter(opts)
         if capture:                 # svm_train installs param.print_func itself

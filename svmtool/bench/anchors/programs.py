@@ -34,6 +34,29 @@ from svmtool.bench.anchors.base import (REGRESSION_GROUPS, Evaluation, Runner, k
 PROGRAMS = ("liblinear-train", "svm-train", "svmocas", "svm_perf_learn")
 
 
+# folders searched before PATH for the C programs (``svmtool bench --anchor-bin DIR``)
+ANCHOR_BIN = []
+
+
+def set_anchor_bin(folders):
+    """Search ``folders`` (in order) before PATH for the anchor programs."""
+    ANCHOR_BIN[:] = [os.fspath(f) for f in folders or ()]
+
+
+def find_program(*names):
+    """The first of ``names`` found in the --anchor-bin folders, else on PATH; None if absent."""
+    for name in names:
+        for folder in ANCHOR_BIN:
+            exe = shutil.which(name, path=folder)
+            if exe:
+                return exe
+    for name in names:
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    return None
+
+
 def count_liblinear_iterations(text):
     """Iterations in LIBLINEAR's (or LIBSVM's) messages: the dual solvers' ``#iter = N`` lines
     summed, plus one per Newton iteration line."""
@@ -192,13 +215,16 @@ class SvmtoolCommand(CommandRunner):
         name = variant.label if variant is not None and variant.label else spec.name
         argv = svmtool_command() + ["train", "-s", spec.name, "-c", "{c}", ("-e", "{eps}"),
                                     "--report", "{model}.json"]
+        opts = dict(variant.options) if variant is not None else {}
         if spec.kind == "kernel":
-            argv += ["-B", "-1", "-t", str(kernel_opts.get("kernel_type", 2)),
-                     "-g", repr(float(kernel_opts["gamma"]))]
+            # -B -1 (the problem of the DC-SVM paper) unless the variant names a kernel bias
+            argv += ["-B", repr(float(opts.pop("bias", -1.0))), "-t",
+                     str(kernel_opts.get("kernel_type", 2)),
+                     "-g", repr(float(kernel_opts["gamma"])), "-m", _cache_mb(kernel_opts)]
         else:
             argv += ["-B", "{bias}"]
         if variant is not None:
-            argv += variant_flags(variant)
+            argv += variant_flags(variant, opts)
         argv += ["{train}", "{model}"]
         super().__init__(f"svmtool train -s {name}", argv, spec_group(spec),
                          model_kind="svmtool", default_eps=spec.default_eps,
@@ -228,9 +254,14 @@ _FLAGS = {"liblinear_rng": ("--liblinear-rng", None), "threads": ("--threads", s
           "max_iter": ("--max-iter", str), "seed": ("--seed", str)}
 
 
-def variant_flags(variant):
+def _cache_mb(kernel_opts):
+    """The -m of the kernel commands (svmtool train and svm-train alike): 100 MB by default."""
+    return "%g" % float(kernel_opts.get("cache_mb", 100.0))
+
+
+def variant_flags(variant, options=None):
     out = []
-    for key, value in variant.options.items():
+    for key, value in (variant.options if options is None else options).items():
         if key not in _FLAGS:
             raise ValueError(f"variant option {key!r} has no svmtool train flag")
         flag, conv = _FLAGS[key]
@@ -248,7 +279,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
 
     out = []
     if "liblinear-train" in against:
-        exe = shutil.which("liblinear-train") or shutil.which("train")
+        exe = find_program("liblinear-train", "train")
         if exe is None:
             notes.append("liblinear-train skipped: not on PATH (apt install liblinear-tools)")
         else:
@@ -263,19 +294,19 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
                     spec_group(spec), model_kind="svmtool", default_eps=spec.default_eps,
                     counterpart=spec.name))
     if "svm-train" in against and "kernel" in groups:
-        exe = shutil.which("svm-train")
+        exe = find_program("svm-train")
         if exe is None:
             notes.append("svm-train skipped: not on PATH (apt install libsvm-tools)")
         else:
             out.append(CommandRunner(
                 "svm-train",
                 [exe, "-s", "0", "-t", str(kernel_opts.get("kernel_type", 2)), "-g",
-                 repr(float(kernel_opts["gamma"])), "-c", "{c}", ("-e", "{eps}"), "-m", "100",
-                 "{train}", "{model}"],
+                 repr(float(kernel_opts["gamma"])), "-c", "{c}", ("-e", "{eps}"), "-m",
+                 _cache_mb(kernel_opts), "{train}", "{model}"],
                 "kernel", model_kind="svmtool", default_eps=1e-3, counterpart="kernel"))
     binary_pm1 = set(np.unique(data_labels).tolist()) == {-1.0, 1.0}
     if "svmocas" in against and "hinge" in groups:
-        exe = shutil.which("svmocas")
+        exe = find_program("svmocas")
         if exe is None:
             notes.append("svmocas skipped: not on PATH")
         elif not binary_pm1:
@@ -288,7 +319,7 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
                 "hinge", model_kind="ocas", default_eps=0.01, counterpart="ocas",
                 iterations=_ocas_iterations))
     if "svm_perf_learn" in against and "hinge" in groups:
-        exe = shutil.which("svm_perf_learn")
+        exe = find_program("svm_perf_learn")
         if exe is None:
             notes.append("svm_perf_learn skipped: not on PATH (SVMperf, "
                          "www.cs.cornell.edu/people/tj/svm_light/svm_perf.html)")
@@ -342,6 +373,6 @@ def _perf_iterations(text):
     return int(m[-1]) if m else None
 
 
-__all__ = ["PROGRAMS", "REGRESSION_GROUPS", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
+__all__ = ["ANCHOR_BIN", "PROGRAMS", "REGRESSION_GROUPS", "find_program", "set_anchor_bin", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
            "count_liblinear_iterations", "program_runners", "run_timed", "svmtool_command",
            "variant_flags"]
