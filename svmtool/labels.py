@@ -89,3 +89,17 @@ def class_factors(weights, labels):
 def class_weights(params, labels):
     """C of every class: ``params.C`` times its ``-w`` factor."""
     return float(params.C) * class_factors(params.weights, labels)
+
+
+def check_binary(n_rows, y, C_pos, C_neg):
+    """(y, C_pos, C_neg) of a binary solver checked: both costs > 0 (as floats), ``y`` a
+    contiguous float64 vector of ``n_rows`` labels in {-1, +1}; ValueError otherwise."""
+    C_pos, C_neg = float(C_pos), float(C_neg)
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+    return y, C_pos, C_neg

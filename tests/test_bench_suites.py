@@ -50,9 +50,11 @@ def test_every_suite_builds_cases_on_the_bundled_data(name):
     cases = SUITES[name].cases(Where(quick=True))
     assert cases, name
     for c in cases:
-        assert (c.config is not None) != bool(c.io), c
+        assert [c.config is not None, bool(c.io), c.table is not None].count(True) == 1, c
         if c.config is not None:
             assert Path(c.config.train).resolve() == HEART.resolve()
+        if c.table is not None:
+            assert {Path(f).resolve() for f in c.files} == {HEART.resolve()}
 
 
 @pytest.mark.parametrize("args", [["--suite", "kernel", "-c", "1"],
@@ -126,6 +128,52 @@ def test_variant_options_reach_the_typed_groups():
     assert (p.cp.line_search, p.threads, p.dcsvm.early) == ("tca", 2, True)
     with pytest.raises(ValueError):
         apply_options(TrainParams(), {"nosuch.field": 1})
+
+
+STUDIES = ("param-search", "ocas-split", "dcsvm-levels", "predict")
+
+
+def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
+    """The four study suites, --quick: each writes its table, and the rows agree with what is
+    known independently (the C programs' answers, one problem solved by several searches)."""
+    assert not any(SUITES[n].default for n in STUDIES)
+    md = tmp_path / "BENCH.md"
+    res = CliRunner().invoke(cli, ["bench", "--suite", ",".join(STUDIES), "--quick", "--repeat",
+                                   "1", "--markdown", str(md), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    text = md.read_text()
+    tables = {}
+    for name in STUDIES:
+        sec = _section(text, name)
+        assert f"Command: `svmtool bench --suite {name} --quick --repeat 1`" in sec
+        tables[name] = report.parse_markdown_table(sec[sec.index("| data |"):])
+    # -C: the search does not depend on the threads; LIBLINEAR's best C lies within a few
+    # doublings of ours (its folds differ)
+    ps = {r["command"]: r for r in tables["param-search"]}
+    ours, one = ps["svmtool train -C -s 2"], ps["svmtool train -C -s 2 --threads 1"]
+    assert (ours["best C"], ours["CV score"]) == (one["best C"], one["CV score"])
+    assert 70.0 < float(ours["CV score"].rstrip("%")) <= 100.0
+    if shutil.which("liblinear-train"):
+        import math
+        ll = ps["*liblinear-train -C -s 2*"]
+        assert abs(math.log2(float(ll["best C"]) / float(ours["best C"]))) <= 3
+    # OCAS: the exact and the sorted search find the same steps; the split is within the total
+    split = {r["solver"]: r for r in tables["ocas-split"]}
+    assert split["ocas --line-search exact"]["primal"] == split["ocas --line-search sorted"][
+        "primal"]
+    assert split["ocas --line-search exact"]["iterations"] == split[
+        "ocas --line-search sorted"]["iterations"]
+    for r in split.values():
+        parts = sum(float(r[k]) for k in ("passes s", "QP s", "line search s"))
+        assert parts <= 1.05 * float(r["s median (min)"].split()[0]) + 0.01, r
+    # DC-SVM: the exact model's row (level 0) is there with an accuracy on heart_scale
+    lv = tables["dcsvm-levels"]
+    assert lv[-1]["level"] == "0" and 80.0 < float(lv[-1]["test accuracy"].rstrip("%")) <= 100
+    # prediction: svmtool's labels are the C programs' labels, row for row
+    for r in tables["predict"]:
+        if r["agreement"] != "-":
+            same, total = map(int, r["agreement"].split("/"))
+            assert same == total == int(r["test rows"]), r
 
 
 def test_interleaved_runs_alternate_after_one_warm_up_each():

@@ -58,6 +58,56 @@ zero_based_option = click.option("--zero-based", is_flag=True,
                                   help="Feature indices in text input start at 0, not 1.")
 
 
+class ChunkScores:
+    """A two-class model's decision values (times ``sign``) over a test file, chunk by chunk in
+    bounded memory, as svm_classify and svm_perf_classify score: iterate for each chunk's
+    values; then ``runtime`` (CPU seconds of the scoring alone, SVMlight's "without IO") and
+    ``y``, ``values`` of all rows."""
+
+    def __init__(self, model, test, sign):
+        self.model, self.test, self.sign = model, test, sign
+        self.runtime = 0.0
+        self._ys, self._vs = [], []
+
+    def __iter__(self):
+        import time
+
+        import numpy as np
+
+        from svmtool.io.svmlight import iter_data_chunks
+
+        for chunk in iter_data_chunks(self.test):
+            t = time.process_time()
+            v = self.sign * self.model.decision_function(chunk)[:, 0]
+            self.runtime += time.process_time() - t
+            self._ys.append(np.array(chunk.y, dtype=np.float64))
+            self._vs.append(v)
+            yield v
+
+    @property
+    def y(self):
+        import numpy as np
+
+        return np.concatenate(self._ys) if self._ys else np.zeros(0)
+
+    @property
+    def values(self):
+        import numpy as np
+
+        return np.concatenate(self._vs) if self._vs else np.zeros(0)
+
+
+def raw_command(name):
+    """A click command that takes its arguments raw, for a C program's own scan of them
+    (:func:`scan_options`): no click options, no click --help; the function gets (ctx, argv)."""
+    def wrap(fn):
+        fn = click.argument("argv", nargs=-1, type=click.UNPROCESSED)(click.pass_context(fn))
+        return click.command(name, add_help_option=False,
+                             context_settings={"ignore_unknown_options": True,
+                                               "allow_extra_args": True})(fn)
+    return wrap
+
+
 def classify_files(prog, files):
     """``(example_file, model_file, output_file)`` of SVMlight's and SVMperf's classify programs
     (``PROG example_file model_file [output_file]``, output ``svm_predictions`` by default)."""

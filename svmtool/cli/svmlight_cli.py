@@ -42,8 +42,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
-                                show_progress, warn)
+from svmtool.cli.common import (ChunkScores, ReportLines, classify_files, option_number,
+                                raw_command, scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 # svm_learn's options without a counterpart, and what they are in SVMlight
@@ -214,10 +214,7 @@ def _counted(n):
     return "".join(f"{k}.." for k in range(100, n + 1, 100))
 
 
-@click.command("svm_learn", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_learn")
 def learn_command(ctx, argv):
     """SVMlight's svm_learn command line (svmtool svm_learn --help)."""
     s = learn_settings(list(argv))
@@ -311,10 +308,7 @@ def _progress(ctx):
     return callback, bar
 
 
-@click.command("svm_classify", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_classify")
 def classify_command(ctx, argv):
     """SVMlight's svm_classify command line (svmtool svm_classify --help)."""
     opts, files = scan_options(list(argv), ("-v", "-f"), NO_COUNTERPART, "svm_classify",
@@ -340,23 +334,16 @@ def classify_command(ctx, argv):
 
     from svmtool.io.model_io import load_model
     from svmtool.io.output import open_output
-    from svmtool.io.svmlight import iter_data_chunks
 
     say = ReportLines(ctx, verbosity, to_stderr=out_path == "-")
     model = load_model(model_file)
     sign = _sign_of(model, model_file)
     n_sv = model.total_sv if hasattr(model, "total_sv") else 1
     say(f"Reading model...OK. ({n_sv} support vectors read)")
-    ys, ds = [], []
-    runtime = 0.0
+    scores = ChunkScores(model, test, sign)
     total = 0
     with open_output(out_path) as out:
-        for chunk in iter_data_chunks(test):
-            t = time.process_time()
-            d = sign * model.decision_function(chunk)[:, 0]
-            runtime += time.process_time() - t
-            ys.append(np.array(chunk.y, dtype=np.float64))
-            ds.append(d)
+        for d in scores:
             total += len(d)
             if not len(d):
                 continue
@@ -365,10 +352,9 @@ def classify_command(ctx, argv):
             else:
                 out.write("".join("%.8g:+1 %.8g:-1\n" % (v, -v) if v > 0 else
                                   "%.8g:-1 %.8g:+1\n" % (-v, v) for v in d.tolist()))
-    y = np.concatenate(ys) if ys else np.zeros(0)
-    d = np.concatenate(ds) if ds else np.zeros(0)
+    y, d = scores.y, scores.values
     say(f"Classifying test examples..{_counted(total)}done", 2)
-    say("Runtime (without IO) in cpu-seconds: %.2f" % runtime, 2)
+    say("Runtime (without IO) in cpu-seconds: %.2f" % scores.runtime, 2)
     if total == 0:
         return
     binary = bool(np.all(np.floor(0.01 + y * y) == 1))

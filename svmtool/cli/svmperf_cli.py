@@ -34,8 +34,8 @@ import time
 
 import click
 
-from svmtool.cli.common import (ReportLines, classify_files, option_number, scan_options,
-                                show_progress, warn)
+from svmtool.cli.common import (ChunkScores, ReportLines, classify_files, option_number,
+                                raw_command, scan_options, show_progress, warn)
 from svmtool.errors import InputError, ParameterError
 
 LOSSES = {1: "f1", 2: "errorrate", 3: "prbep", 4: "prec@k", 5: "rec@k", 10: "rocarea"}
@@ -183,10 +183,7 @@ def learn_settings(argv):
     return s
 
 
-@click.command("svm_perf_learn", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_perf_learn")
 def learn_command(ctx, argv):
     """SVMperf's svm_perf_learn command line (svmtool svm_perf_learn --help)."""
     s = learn_settings(list(argv))
@@ -282,10 +279,7 @@ def _progress(ctx, verbosity, say):
 CLASSIFY_OPTIONS = ("-v", "-y")
 
 
-@click.command("svm_perf_classify", add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
-@click.pass_context
+@raw_command("svm_perf_classify")
 def classify_command(ctx, argv):
     """SVMperf's svm_perf_classify command line (svmtool svm_perf_classify --help)."""
     opts, files = scan_options(list(argv), CLASSIFY_OPTIONS, NO_COUNTERPART,
@@ -307,7 +301,6 @@ def classify_command(ctx, argv):
 
     from svmtool.io.model_io import load_model
     from svmtool.io.output import open_output
-    from svmtool.io.svmlight import iter_data_chunks
     from svmtool.models.linear import LinearModel
     from svmtool.ops.perf_measures import perf_measures, summary_lines
 
@@ -320,19 +313,12 @@ def classify_command(ctx, argv):
     say("Reading model...done.")
     # SVMperf's decision value ranks the larger label first
     sign = 1.0 if model.labels[0] > model.labels[1] else -1.0
-    ys, ss = [], []
-    runtime = 0.0
+    scores = ChunkScores(model, test, sign)
     with open_output(out_path) as out:
-        for chunk in iter_data_chunks(test):
-            t = time.process_time()
-            s = sign * model.decision_function(chunk)[:, 0]
-            runtime += time.process_time() - t
-            ys.append(np.array(chunk.y, dtype=np.float64))
-            ss.append(s)
+        for s in scores:
             if len(s):
                 out.write("".join("%.8f\n" % v for v in s.tolist()))
-    y = np.concatenate(ys) if ys else np.zeros(0)
-    s = np.concatenate(ss) if ss else np.zeros(0)
+    y, s, runtime = scores.y, scores.values, scores.runtime
     say(f"Reading test examples... ({len(y)} examples) done.")
     say("Classifying test examples...done")
     say(f"Runtime (without IO) in cpu-seconds: {runtime:.2f}")

@@ -34,7 +34,8 @@ import mmap as _mmap
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.engine.local import (_matvec_group, _rmatvec_group, _pool, available_cores)
+from svmtool.engine.local import (_matvec_group, _pool, _rmatvec_group, available_cores,
+                                  matvec_args, rmatvec_args)
 from svmtool.engine.memory import _mmap_of, available_memory, mapped_file  # noqa: F401
 
 SUB_BLOCKS = 4                  # fixed split of every block (thread-count independent results)
@@ -329,11 +330,7 @@ class BlockOracle:
         return out.reshape((1,) + out.shape)
 
     def matvec(self, w, out=None):
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.shape[0] < self.n_features:
-            raise ValueError(f"w has {w.shape[0]} entries for {self.n_features} features")
-        if out is None:
-            out = np.empty(self.n_rows, dtype=np.float64)
+        w, out = matvec_args(w, out, self.n_features, self.n_rows)
         for b in range(self.n_blocks):
             self.load(b)
             self._run(_matvec_group, b, (w, out))
@@ -341,9 +338,5 @@ class BlockOracle:
         return out
 
     def rmatvec(self, v, out=None):
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        if v.shape[0] != self.n_rows:
-            raise ValueError(f"v has {v.shape[0]} entries for {self.n_rows} rows")
-        if out is None:
-            out = np.empty(self.n_features, dtype=np.float64)
+        v, out = rmatvec_args(v, out, self.n_features, self.n_rows)
         return self.reduce_blocks(_rmatvec_group, out, v)

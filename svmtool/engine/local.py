@@ -178,6 +178,24 @@ def _zero(buf):
 # the oracle
 # --------------------------------------------------------------------------------------------
 
+def matvec_args(w, out, n_features, n_rows):
+    """``X @ w``'s arguments checked, for every oracle: w as contiguous float64 (at least one
+    entry a feature), ``out`` or a new vector of n_rows."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if w.shape[0] < n_features:
+        raise ValueError(f"w has {w.shape[0]} entries for {n_features} features")
+    return w, (np.empty(n_rows, dtype=np.float64) if out is None else out)
+
+
+def rmatvec_args(v, out, n_features, n_rows):
+    """``X.T @ v``'s arguments checked: v of exactly n_rows entries, ``out`` or a new vector of
+    n_features."""
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    if v.shape[0] != n_rows:
+        raise ValueError(f"v has {v.shape[0]} entries for {n_rows} rows")
+    return v, (np.empty(n_features, dtype=np.float64) if out is None else out)
+
+
 class LocalOracle:
     """Passes over local CSR rows, split into row blocks run on threads (see module docstring)."""
 
@@ -359,19 +377,11 @@ class LocalOracle:
     # ---- the two basic products ------------------------------------------------------------
     def matvec(self, w, out=None):
         """``X @ w`` (float64, length n_rows); row sums in storage order."""
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.shape[0] < self.n_features:
-            raise ValueError(f"w has {w.shape[0]} entries for {self.n_features} features")
-        if out is None:
-            out = np.empty(self.n_rows, dtype=np.float64)
+        w, out = matvec_args(w, out, self.n_features, self.n_rows)
         self.run_groups(_matvec_group, w, out)
         return out
 
     def rmatvec(self, v, out=None):
         """``X.T @ v`` (float64, length n_features)."""
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        if v.shape[0] != self.n_rows:
-            raise ValueError(f"v has {v.shape[0]} entries for {self.n_rows} rows")
-        if out is None:
-            out = np.empty(self.n_features, dtype=np.float64)
+        v, out = rmatvec_args(v, out, self.n_features, self.n_rows)
         return self.reduce_blocks(_rmatvec_group, out, v)

@@ -18,37 +18,14 @@ kernels otherwise.  All kernels here are pure functions of their arguments.
 import numpy as np
 
 from svmtool._jit import njit
+# X w and X' v (rows with a zero coefficient skipped): the serial products of ops
+from svmtool.ops.sparse import csr_dot_dense as xw
+from svmtool.ops.sparse import csr_t_dot as xtv
 
 
 # --------------------------------------------------------------------------------------------
 # row passes
 # --------------------------------------------------------------------------------------------
-
-@njit
-def xw(indptr, indices, data, w):
-    """``X @ w``."""
-    n = indptr.shape[0] - 1
-    out = np.empty(n, dtype=np.float64)
-    for i in range(n):
-        s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * w[indices[k]]
-        out[i] = s
-    return out
-
-
-@njit
-def xtv(indptr, indices, data, v, n_features):
-    """``X' v`` (rows with a zero coefficient skipped)."""
-    n = indptr.shape[0] - 1
-    out = np.zeros(n_features, dtype=np.float64)
-    for i in range(n):
-        a = v[i]
-        if a != 0.0:
-            for k in range(indptr[i], indptr[i + 1]):
-                out[indices[k]] += a * data[k]
-    return out
-
 
 @njit
 def xw_block(indptr, indices, data, W):
@@ -378,27 +355,24 @@ class CPOracle:
         except Exception:
             self._engine = None
 
-    def matvec(self, w):
+    def _pass(self, shared, own, x, *more):
+        """One timed, counted pass: the shared engine's method ``shared`` when there is one
+        (None: none for this product), else this module's kernel ``own``."""
         t = self._time()
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if self._engine is not None:
-            out = np.asarray(self._engine.matvec(w), dtype=np.float64)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if shared is not None and self._engine is not None:
+            out = np.asarray(getattr(self._engine, shared)(x), dtype=np.float64)
         else:
-            out = xw(self.indptr, self.indices, self.data, w)
+            out = own(self.indptr, self.indices, self.data, x, *more)
         self.passes += 1
         self.seconds += self._time() - t
         return out
 
+    def matvec(self, w):
+        return self._pass("matvec", xw, w)
+
     def rmatvec(self, v):
-        t = self._time()
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        if self._engine is not None:
-            out = np.asarray(self._engine.rmatvec(v), dtype=np.float64)
-        else:
-            out = xtv(self.indptr, self.indices, self.data, v, self.n_features)
-        self.passes += 1
-        self.seconds += self._time() - t
-        return out
+        return self._pass("rmatvec", xtv, v, self.n_features)
 
     def hinge_cut(self, w, y, cost):
         """``(z, g)``: the scores ``z = X w`` and ``g = X' v`` with ``v_i = cost_i y_i`` on the
@@ -418,20 +392,10 @@ class CPOracle:
         return z, g
 
     def matmat(self, W):
-        t = self._time()
-        out = xw_block(self.indptr, self.indices, self.data,
-                       np.ascontiguousarray(W, dtype=np.float64))
-        self.passes += 1
-        self.seconds += self._time() - t
-        return out
+        return self._pass(None, xw_block, W)
 
     def rmatmat(self, V):
-        t = self._time()
-        out = xtv_block(self.indptr, self.indices, self.data,
-                        np.ascontiguousarray(V, dtype=np.float64), self.n_features)
-        self.passes += 1
-        self.seconds += self._time() - t
-        return out
+        return self._pass(None, xtv_block, V, self.n_features)
 
 
 # --------------------------------------------------------------------------------------------

@@ -80,6 +80,25 @@ def _bounded(rng, n):
     return m >> _SHIFT32
 
 
+@njit
+def draw(rng, use_glibc, n):
+    """A uniform integer in [0, n): LIBLINEAR's ``rand() % n`` or the default generator."""
+    if use_glibc:
+        return np.int64(_glibc_rand(rng) % np.uint64(n))
+    return np.int64(_bounded(rng, np.uint64(n)))
+
+
+@njit
+def shuffle(index, active, rng, use_glibc):
+    """LIBLINEAR's permutation of ``index[:active]`` (a swap with a later or the same place for
+    each position in turn), for the solvers whose indices are int64."""
+    for j in range(active):
+        i = j + draw(rng, use_glibc, active - j)
+        t = index[i]
+        index[i] = index[j]
+        index[j] = t
+
+
 # --------------------------------------------------------------------------------------------
 # prefetching the rows visited next
 # --------------------------------------------------------------------------------------------

@@ -10,24 +10,43 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _bounded, _glibc_rand
+from svmtool.solvers._dcd_jit import shuffle as _shuffle
 
 
-@njit
-def _draw(rng, use_glibc, n):
-    """A uniform integer in [0, n): LIBLINEAR's ``rand() % n`` or the default generator."""
-    if use_glibc:
-        return np.int64(_glibc_rand(rng) % np.uint64(n))
-    return np.int64(_bounded(rng, np.uint64(n)))
+@njit(inline="always")
+def l1_violation(g, wj, free, bound):
+    """(violation, shrink) at coordinate j of |w|_1 + loss, ``g`` the loss's derivative: the
+    distance of 0 from the subdifferential (|g| for the unregularised bias, ``free``); ``shrink``
+    when w_j = 0 with -1 + bound < g < 1 - bound, so that it stays 0 (LIBLINEAR's shrinking;
+    ``bound`` = the last pass's largest violation / l)."""
+    if free:
+        return abs(g), False
+    gp = g + 1.0
+    gn = g - 1.0
+    if wj == 0.0:
+        if gp < 0.0:
+            return -gp, False
+        if gn > 0.0:
+            return gn, False
+        return 0.0, gp > bound and gn < -bound
+    if wj > 0.0:
+        return abs(gp), False
+    return abs(gn), False
 
 
-@njit
-def _shuffle(index, active, rng, use_glibc):
-    for j in range(active):
-        i = j + _draw(rng, use_glibc, active - j)
-        t = index[i]
-        index[i] = index[j]
-        index[j] = t
+@njit(inline="always")
+def l1_newton_step(g, h, wj, free):
+    """The Newton direction of coordinate j of |w|_1 + a quadratic model g d + h d^2 / 2 (no
+    |.| term for the unregularised bias, ``free``)."""
+    if free:
+        return -g / h
+    gp = g + 1.0
+    gn = g - 1.0
+    if gp < h * wj:
+        return -gp / h
+    if gn > h * wj:
+        return -gn / h
+    return -wj
 
 
 @njit(error_model="numpy")
@@ -73,41 +92,18 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
             if not (h > 1e-12):
                 h = 1e-12
             free = free_last and j == n - 1
-            violation = 0.0
-            gp = 0.0
-            gn = 0.0
-            if free:
-                violation = abs(g)
-            else:
-                gp = g + 1.0
-                gn = g - 1.0
-                if w[j] == 0.0:
-                    if gp < 0.0:
-                        violation = -gp
-                    elif gn > 0.0:
-                        violation = gn
-                    elif gp > gmax_old / l and gn < -gmax_old / l:
-                        active -= 1
-                        index[s] = index[active]
-                        index[active] = j
-                        continue
-                elif w[j] > 0.0:
-                    violation = abs(gp)
-                else:
-                    violation = abs(gn)
+            violation, shrunk = l1_violation(g, w[j], free, gmax_old / l)
+            if shrunk:
+                active -= 1
+                index[s] = index[active]
+                index[active] = j
+                continue
             if violation > gmax_new:
                 gmax_new = violation
             gnorm1_new += violation
             s += 1
 
-            if free:
-                d = -g / h
-            elif gp < h * w[j]:
-                d = -gp / h
-            elif gn > h * w[j]:
-                d = -gn / h
-            else:
-                d = -w[j]
+            d = l1_newton_step(g, h, w[j], free)
             if abs(d) < 1.0e-12:
                 continue
             wj = w[j]
@@ -251,26 +247,13 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
                 hdiag[j] += vals[k] * vals[k] * dd[ind]
                 tmp += vals[k] * tau[ind]
             grad[j] = -tmp + xjneg_sum[j]
-            violation = 0.0
-            if free_last and j == n - 1:
-                violation = abs(grad[j])
-            else:
-                gp = grad[j] + 1.0
-                gn = grad[j] - 1.0
-                if w[j] == 0.0:
-                    if gp < 0.0:
-                        violation = -gp
-                    elif gn > 0.0:
-                        violation = gn
-                    elif gp > gmax_old / l and gn < -gmax_old / l:
-                        active -= 1
-                        index[s] = index[active]
-                        index[active] = j
-                        continue
-                elif w[j] > 0.0:
-                    violation = abs(gp)
-                else:
-                    violation = abs(gn)
+            violation, shrunk = l1_violation(grad[j], w[j], free_last and j == n - 1,
+                                             gmax_old / l)
+            if shrunk:
+                active -= 1
+                index[s] = index[active]
+                index[active] = j
+                continue
             if violation > gmax_new:
                 gmax_new = violation
             gnorm1_new += violation
@@ -300,33 +283,14 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
                 for k in range(cptr[j], cptr[j + 1]):
                     ind = rows[k]
                     g += vals[k] * dd[ind] * xtd[ind]
-                violation = 0.0
-                if free_last and j == n - 1:
-                    violation = abs(g)
-                    z = -g / h
-                else:
-                    gp = g + 1.0
-                    gn = g - 1.0
-                    if wpd[j] == 0.0:
-                        if gp < 0.0:
-                            violation = -gp
-                        elif gn > 0.0:
-                            violation = gn
-                        elif gp > qp_gmax_old / l and gn < -qp_gmax_old / l:
-                            qp_active -= 1
-                            index[s] = index[qp_active]
-                            index[qp_active] = j
-                            continue
-                    elif wpd[j] > 0.0:
-                        violation = abs(gp)
-                    else:
-                        violation = abs(gn)
-                    if gp < h * wpd[j]:
-                        z = -gp / h
-                    elif gn > h * wpd[j]:
-                        z = -gn / h
-                    else:
-                        z = -wpd[j]
+                free = free_last and j == n - 1
+                violation, shrunk = l1_violation(g, wpd[j], free, qp_gmax_old / l)
+                if shrunk:
+                    qp_active -= 1
+                    index[s] = index[qp_active]
+                    index[qp_active] = j
+                    continue
+                z = l1_newton_step(g, h, wpd[j], free)
                 if violation > qp_gmax_new:
                     qp_gmax_new = violation
                 qp_gnorm1_new += violation

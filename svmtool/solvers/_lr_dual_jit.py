@@ -9,10 +9,8 @@ Operations follow LIBLINEAR's order, so with its generator the weights are bit-i
 
 import math
 
-import numpy as np
-
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _bounded, _glibc_rand
+from svmtool.solvers._dcd_jit import shuffle
 
 MAX_INNER_ITER = 100        # Newton steps per one-variable subproblem (LIBLINEAR's value)
 ETA = 0.1                   # shrink factor when a Newton step leaves (0, C): xi of the paper
@@ -30,18 +28,7 @@ def lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fst
     innereps = fstate[0]
     done = 0
     while it < max_iter and done < n_iter:
-        if use_glibc:
-            for i in range(l):
-                j = i + np.int64(_glibc_rand(rng) % np.uint64(l - i))
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
-        else:
-            for i in range(l):
-                j = i + np.int64(_bounded(rng, np.uint64(l - i)))
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
+        shuffle(index, l, rng, use_glibc)
         newton_iter = 0
         gmax = 0.0
         for s in range(l):

@@ -1,7 +1,6 @@
 """The jitted inner loop of the SMO solver (:mod:`svmtool.solvers.smo`).
 
-Pure array code: kernel rows of a data point into an LRU row cache (float32 values, as LIBSVM's
-``Qfloat``), the second-order working-set selection of Fan, Chen and Lin (2005) for the problem
+Pure array code: the second-order working-set selection of Fan, Chen and Lin (2005) for the problem
 with one equality constraint and for the nu form with two, the analytic two-variable step, the
 gradient update, and shrinking.  :func:`smo_run` runs a bounded number of iterations over the
 active variables and returns to the Python driver, which owns the rebuilds of the gradient of
@@ -9,10 +8,8 @@ shrunk variables, the stopping rule over all variables, progress and time limits
 
 Variables and data points: variable ``k`` (``n`` of them) belongs to data point ``xi[k]`` and
 has sign ``y[k]``; ``Q_kl = y_k y_l K(x_xi[k], x_xi[l])``.  For classification and one-class
-``xi`` is the identity; for SVR the ``2 l`` variables map onto ``l`` data points.  A cache row
-holds ``K(x_d, x_e)`` for every data point ``e`` (no signs), or only for the data points of the
-active variables of the current epoch (a row computed while some variables were shrunk; it stays
-valid until the driver brings variables back and bumps the epoch).
+``xi`` is the identity; for SVR the ``2 l`` variables map onto ``l`` data points.  The kernel
+rows come from the cache of :mod:`svmtool.solvers._smo_rows_jit` (no signs: K, not Q).
 
 Return codes of :func:`smo_run`: 0 the iteration budget is spent, 1 the active variables meet
 the stopping rule (the maximal violation over them is below eps, or no pair can move), 2 the
@@ -23,138 +20,10 @@ their gradient and brings them back before the final iterations (LIBSVM's unshri
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (dense_dist2, dense_dot, exp_nonpositive, gather_dot,
-                                 kernel_from_dot, scatter, unscatter)
-from svmtool.ops.row_cache import lru_slot
+from svmtool.solvers._smo_rows_jit import COUNTER, ITERS, N_ACT, UNSHRUNK, fill_row, get_row
 
 TAU = 1e-12
 INF = np.inf
-
-# istate fields
-N_ACT, COUNTER, EPOCH, CLOCK, ITERS, MISSES, UNSHRUNK, STATUS_J = range(8)
-
-
-@njit
-def fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
-             cp, ci, cv, ktype, gamma, coef0, degree, out, tmp, bits, buf):
-    """out[e] = K(x_d, x_e) for the data points e = dact[:nd] (all of them when ``full``)."""
-    l = out.shape[0]
-    if ktype == 4:
-        # precomputed: the kernel matrix of the training rows is given
-        if full:
-            for e in range(l):
-                out[e] = kmat[d, e]
-        else:
-            for t in range(nd):
-                e = dact[t]
-                out[e] = kmat[d, e]
-        return
-    if use_dense and full:
-        # the whole row, feature by feature over the feature-major copy (loops that vectorise)
-        nf = denseT.shape[0]
-        for e in range(l):
-            tmp[e] = 0.0
-        if ktype == 2:
-            for f in range(nf):
-                x = denseT[f, d]
-                col = denseT[f]
-                for e in range(l):
-                    v = x - col[e]
-                    tmp[e] += v * v
-            for e in range(l):
-                tmp[e] = -gamma * tmp[e]
-            exp_nonpositive(tmp, l, bits)
-            for e in range(l):
-                out[e] = tmp[e]
-        else:
-            for f in range(nf):
-                x = denseT[f, d]
-                if x != 0.0:
-                    col = denseT[f]
-                    for e in range(l):
-                        tmp[e] += x * col[e]
-            for e in range(l):
-                out[e] = kernel_from_dot(tmp[e], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
-        return
-    n_buf = buf.shape[0]
-    if full and not use_dense and cp.shape[0] > 1:
-        # the whole row from the feature-major (CSC) copy: for every stored value of x_d, the
-        # rows that share its feature
-        for e in range(l):
-            tmp[e] = 0.0
-        for q in range(indptr[d], indptr[d + 1]):
-            f = indices[q]
-            x = data[q]
-            for r in range(cp[f], cp[f + 1]):
-                tmp[ci[r]] += x * cv[r]
-        if ktype == 2:
-            sqd = sq[d]
-            for e in range(l):
-                tmp[e] = -gamma * (sqd + sq[e] - 2.0 * tmp[e])
-            exp_nonpositive(tmp, l, bits)
-            for e in range(l):
-                out[e] = tmp[e]
-        else:
-            for e in range(l):
-                out[e] = kernel_from_dot(tmp[e], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
-        return
-    if use_dense:
-        nf = dense.shape[1]
-        for t in range(nd):
-            e = dact[t]
-            if ktype == 2:
-                tmp[t] = -gamma * dense_dist2(dense, d, dense, e, nf)
-            else:
-                tmp[t] = dense_dot(dense, d, dense, e, nf)
-    else:
-        scatter(indptr, indices, data, d, buf)
-        sqd = sq[d]
-        for t in range(nd):
-            e = dact[t]
-            dot = gather_dot(indptr, indices, data, e, buf, n_buf)
-            if ktype == 2:
-                tmp[t] = -gamma * (sqd + sq[e] - 2.0 * dot)
-            else:
-                tmp[t] = dot
-        unscatter(indptr, indices, d, buf)
-    if ktype == 2:
-        exp_nonpositive(tmp, nd, bits)
-        for t in range(nd):
-            out[dact[t]] = tmp[t]
-    else:
-        for t in range(nd):
-            out[dact[t]] = kernel_from_dot(tmp[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
-
-
-@njit
-def get_row(d, dact, nd, full_only, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
-            cp, ci, cv,
-            ktype, gamma, coef0, degree, cache, slot_of, slot_row, slot_stamp, slot_epoch,
-            istate, tmp, bits, buf):
-    """The cache slot holding K(x_d, .) valid for the active data points (computed on a miss)."""
-    istate[CLOCK] += 1
-    epoch = istate[EPOCH]
-    s, hit = lru_slot(d, epoch, istate[CLOCK], slot_of, slot_row, slot_stamp, slot_epoch)
-    if hit:
-        return s
-    istate[MISSES] += 1
-    l = cache.shape[1]
-    full = full_only or nd == l or (use_dense and ktype != 4 and 2 * nd >= l)
-    if not full and not use_dense and ktype != 4 and cp.shape[0] > 1:
-        # sparse rows: by columns (work: the lengths of x_d's columns) when that beats
-        # gathering x_d's values for every active row (work: their stored values)
-        work = 0
-        for q in range(indptr[d], indptr[d + 1]):
-            f = indices[q]
-            work += cp[f + 1] - cp[f]
-        if work <= nd * (indptr[l] - indptr[0]) // max(l, 1):
-            full = True
-    fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_dense, kmat,
-             cp, ci, cv,
-             ktype, gamma, coef0, degree, cache[s], tmp, bits, buf)
-    slot_epoch[s] = -1 if full else epoch
-    slot_stamp[s] = istate[CLOCK]
-    return s
 
 
 @njit(inline="always")
@@ -167,6 +36,16 @@ def is_up(a, y, c):
 def is_low(a, y, c):
     """In I_low: y_t a_t can shrink."""
     return (y > 0.0 and a > 0.0) or (y < 0.0 and a < c)
+
+
+@njit(inline="always")
+def second_order(diff, kii, kjj, kij):
+    """The decrease -diff^2 / quad of the objective along a pair (Fan, Chen and Lin 2005,
+    with quad = K_ii + K_jj - 2 K_ij, TAU where it is not positive); the smaller the better."""
+    quad = kii + kjj - 2.0 * kij
+    if quad <= 0.0:
+        quad = TAU
+    return -diff * diff / quad
 
 
 @njit
@@ -242,10 +121,7 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, cp, ci, c
                     diff = gmax + yg
                     if diff > 0.0:
                         dk = xi[k]
-                        quad = kii + QD[dk] - 2.0 * rowi[dk]
-                        if quad <= 0.0:
-                            quad = TAU
-                        obj = -diff * diff / quad
+                        obj = second_order(diff, kii, QD[dk], rowi[dk])
                         if obj <= best:
                             best = obj
                             j = k
@@ -295,10 +171,7 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, cp, ci, c
                             gmaxp2 = g
                         diff = gmaxp + g
                         if diff > 0.0:
-                            quad = kpp + QD[dk] - 2.0 * cache[sp, dk]
-                            if quad <= 0.0:
-                                quad = TAU
-                            obj = -diff * diff / quad
+                            obj = second_order(diff, kpp, QD[dk], cache[sp, dk])
                             if obj <= best:
                                 best = obj
                                 j = k
@@ -309,10 +182,7 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, cp, ci, c
                             gmaxn2 = g
                         diff = gmaxn + g
                         if diff > 0.0:
-                            quad = knn + QD[dk] - 2.0 * cache[sn, dk]
-                            if quad <= 0.0:
-                                quad = TAU
-                            obj = -diff * diff / quad
+                            obj = second_order(diff, knn, QD[dk], cache[sn, dk])
                             if obj <= best:
                                 best = obj
                                 j = k
@@ -415,51 +285,18 @@ def smo_run(indptr, indices, data, sq, dense, denseT, use_dense, kmat, cp, ci, c
 
 
 @njit
-def shrink(alpha, y, C, G, act, istate, nu, eps):
-    """LIBSVM's shrinking: drop bounded variables that cannot move back under the present
-    violation bounds.  Returns 2 when the violation is within 10 eps for the first time and
-    variables are shrunk (the driver rebuilds their gradient and brings them back first)."""
-    n_act = istate[N_ACT]
-    n = y.shape[0]
-    if nu == 0:
-        gmax1 = -INF      # max -y G over I_up
-        gmax2 = -INF      # max y G over I_low
-        for t in range(n_act):
-            k = act[t]
-            a = alpha[k]
-            if is_up(a, y[k], C[k]):
-                v = -y[k] * G[k]
-                if v >= gmax1:
-                    gmax1 = v
-            if is_low(a, y[k], C[k]):
-                v = y[k] * G[k]
-                if v >= gmax2:
-                    gmax2 = v
-        if istate[UNSHRUNK] == 0 and gmax1 + gmax2 <= 10.0 * eps:
-            istate[UNSHRUNK] = 1
-            if n_act < n:
-                return 2
-        m = 0
-        for t in range(n_act):
-            k = act[t]
-            a = alpha[k]
-            g = G[k]
-            out = False
-            if a >= C[k]:
-                out = (-g > gmax1) if y[k] > 0.0 else (-g > gmax2)
-            elif a <= 0.0:
-                out = (g > gmax2) if y[k] > 0.0 else (g > gmax1)
-            if not out:
-                act[m] = k
-                m += 1
-        istate[N_ACT] = m
-        return 0
-    g1 = -INF   # y=+1, not at upper: max -G
-    g2 = -INF   # y=+1, not at lower: max G
-    g3 = -INF   # y=-1, not at lower: max G
-    g4 = -INF   # y=-1, not at upper: max -G
+def group_max(alpha, y, C, G, act, n_act, every):
+    """The four one-sided violation bounds over the variables ``act[:n_act]`` (the first
+    ``n_act`` when ``every``): g1 = max -G over y = +1 below C, g2 = max G over y = +1 above 0,
+    g3 = max G over y = -1 above 0, g4 = max -G over y = -1 below C.  The nu form bounds each
+    class apart (g1 + g2, g3 + g4); the form with one equality constraint joins them: max -y G
+    over I_up = max(g1, g3), max y G over I_low = max(g2, g4)."""
+    g1 = -INF
+    g2 = -INF
+    g3 = -INF
+    g4 = -INF
     for t in range(n_act):
-        k = act[t]
+        k = t if every else act[t]
         a = alpha[k]
         g = G[k]
         if a < C[k]:
@@ -472,7 +309,26 @@ def shrink(alpha, y, C, G, act, istate, nu, eps):
                 g2 = max(g2, g)
             else:
                 g3 = max(g3, g)
-    if istate[UNSHRUNK] == 0 and max(g1 + g2, g3 + g4) <= 10.0 * eps:
+    return g1, g2, g3, g4
+
+
+@njit
+def shrink(alpha, y, C, G, act, istate, nu, eps):
+    """LIBSVM's shrinking: drop bounded variables that cannot move back under the present
+    violation bounds.  Returns 2 when the violation is within 10 eps for the first time and
+    variables are shrunk (the driver rebuilds their gradient and brings them back first)."""
+    n_act = istate[N_ACT]
+    n = y.shape[0]
+    g1, g2, g3, g4 = group_max(alpha, y, C, G, act, n_act, False)
+    # the bound a variable at its upper (up_*) or lower (low_*) bound must beat to stay, by class
+    if nu == 0:
+        up_pos = max(g1, g3)
+        low_pos = max(g2, g4)
+        low_neg = up_pos
+        up_neg = low_pos
+    else:
+        up_pos, low_pos, low_neg, up_neg = g1, g2, g3, g4
+    if istate[UNSHRUNK] == 0 and max(up_pos + low_pos, low_neg + up_neg) <= 10.0 * eps:
         istate[UNSHRUNK] = 1
         if n_act < n:
             return 2
@@ -483,29 +339,14 @@ def shrink(alpha, y, C, G, act, istate, nu, eps):
         g = G[k]
         out = False
         if a >= C[k]:
-            out = (-g > g1) if y[k] > 0.0 else (-g > g4)
+            out = (-g > up_pos) if y[k] > 0.0 else (-g > up_neg)
         elif a <= 0.0:
-            out = (g > g2) if y[k] > 0.0 else (g > g3)
+            out = (g > low_pos) if y[k] > 0.0 else (g > low_neg)
         if not out:
             act[m] = k
             m += 1
     istate[N_ACT] = m
     return 0
-
-
-@njit
-def kernel_diag(indptr, indices, data, sq, kmat, ktype, gamma, coef0, degree):
-    """K(x_d, x_d) of every data point."""
-    l = indptr.shape[0] - 1
-    out = np.empty(l, dtype=np.float64)
-    for d in range(l):
-        if ktype == 4:
-            out[d] = kmat[d, d]
-        elif ktype == 2:
-            out[d] = 1.0
-        else:
-            out[d] = kernel_from_dot(sq[d], sq[d], sq[d], ktype, gamma, coef0, degree, 0.0)
-    return out
 
 
 @njit
@@ -572,33 +413,7 @@ def rho_of(alpha, y, C, G, nu):
 @njit
 def max_violation(alpha, y, C, G, nu):
     """The maximal violation over all variables (the stopping rule's measure)."""
-    n = y.shape[0]
+    g1, g2, g3, g4 = group_max(alpha, y, C, G, np.empty(0, dtype=np.int64), y.shape[0], True)
     if nu == 0:
-        g1 = -INF
-        g2 = -INF
-        for k in range(n):
-            a = alpha[k]
-            if is_up(a, y[k], C[k]):
-                g1 = max(g1, -y[k] * G[k])
-            if is_low(a, y[k], C[k]):
-                g2 = max(g2, y[k] * G[k])
-        return g1 + g2
-    g1 = -INF
-    g2 = -INF
-    g3 = -INF
-    g4 = -INF
-    for k in range(n):
-        a = alpha[k]
-        g = G[k]
-        if a < C[k]:
-            if y[k] > 0.0:
-                g1 = max(g1, -g)
-            else:
-                g4 = max(g4, -g)
-        if a > 0.0:
-            if y[k] > 0.0:
-                g2 = max(g2, g)
-            else:
-                g3 = max(g3, g)
+        return max(g1, g3) + max(g2, g4)
     return max(g1 + g2, g3 + g4)
-

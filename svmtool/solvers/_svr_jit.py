@@ -10,7 +10,7 @@ constant term first), which with LIBLINEAR's generator makes ``w`` bit-identical
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _bounded, _glibc_rand
+from svmtool.solvers._dcd_jit import shuffle
 
 
 @njit(error_model="numpy")
@@ -31,18 +31,7 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
     while it < max_iter and done < n_iter:
         gmax_new = 0.0
         gnorm1_new = 0.0
-        if use_glibc:
-            for i in range(active):
-                j = i + np.int64(_glibc_rand(rng) % np.uint64(active - i))
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
-        else:
-            for i in range(active):
-                j = i + np.int64(_bounded(rng, np.uint64(active - i)))
-                t = index[i]
-                index[i] = index[j]
-                index[j] = t
+        shuffle(index, active, rng, use_glibc)
         s = 0
         while s < active:
             i = index[s]

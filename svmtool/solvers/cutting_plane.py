@@ -44,6 +44,7 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
+from svmtool.labels import check_binary
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
                                no_progress, no_progress_warning)
@@ -107,17 +108,6 @@ def costs(y, C_pos, C_neg):
     return np.where(y > 0, float(C_pos), float(C_neg))
 
 
-def check_binary(indptr, y, C_pos, C_neg):
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    if y.shape[0] != len(indptr) - 1:
-        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
-    if not (float(C_pos) > 0 and float(C_neg) > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    return y
-
-
 def _perf_slack(ws):
     """SVMperf's working-set slack: the value of the first cut whose alpha is above the mean
     alpha of the cuts (``svm_learn_struct_joint``); needs ``ws.g`` current (after a solve)."""
@@ -139,12 +129,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
-    if init_w is not None:
-        w = np.array(init_w, dtype=np.float64).reshape(-1)
-        if w.shape[0] != risk.dim:
-            raise ValueError(f"init_w has {w.shape[0]} entries, expected {risk.dim}")
-    else:
-        w = np.zeros(risk.dim, dtype=np.float64)
+    w = start_point(risk, init_w)
     perf = perf_eps is not None
     target = (float(perf_eps) / 100.0 if perf else eps) * risk.scale
     perf_qp = risk.scale                  # SVMperf's epsilon: 100 (percent), then min excess
@@ -205,8 +190,6 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         ws.prune()
         if perf:
             model = _perf_slack(ws)
-    total = time.perf_counter() - t_start
-    t_pass = oracle.seconds - s0
     if converged:
         warning = None
     elif stopped == "no progress":
@@ -224,28 +207,50 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         "eps_absolute": target,
         "stop_rule": "svmperf" if perf else "relative",
         "violation": violation,
-        "cuts": ws.size,
-        "max_cuts": max_ws,
-        "cuts_dropped": ws.dropped,
-        "qp_iterations": ws.qp_iterations,
-        "passes": oracle.passes - p0,
-        "time_passes": t_pass,
-        "time_qp": t_qp,
-        "time_line_search": 0.0,
-        "time_other": total - t_pass - t_qp,
-        "solve_time": total,
+        **run_counters(ws, oracle, p0, s0, t_start, t_qp, 0.0, max_cuts=max_ws),
         "warning": warning,
     }
+    return cp_result(w, it, primal, lower, converged, stopped, extra)
+
+
+def start_point(risk, init_w):
+    """The first point of a cutting-plane driver: ``init_w`` (checked against the problem's
+    dimension) or zeros."""
+    if init_w is None:
+        return np.zeros(risk.dim, dtype=np.float64)
+    w = np.array(init_w, dtype=np.float64).reshape(-1)
+    if w.shape[0] != risk.dim:
+        raise ValueError(f"init_w has {w.shape[0]} entries, expected {risk.dim}")
+    return w
+
+
+def run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls, max_cuts=None):
+    """What every cutting-plane driver reports of its run: the working set, the data passes
+    since (p0, s0) and where the seconds since ``t_start`` went (passes, QP, line search)."""
+    total = time.perf_counter() - t_start
+    t_pass = oracle.seconds - s0
+    out = {"cuts": ws.size}
+    if max_cuts is not None:
+        out["max_cuts"] = max_cuts
+    out.update({"cuts_dropped": ws.dropped, "qp_iterations": ws.qp_iterations,
+                "passes": oracle.passes - p0, "time_passes": t_pass, "time_qp": t_qp,
+                "time_line_search": t_ls, "time_other": total - t_pass - t_qp - t_ls,
+                "solve_time": total})
+    return out
+
+
+def cp_result(w, iterations, primal, lower, converged, stopped, extra):
+    """The SolverResult of a cutting-plane driver: gap = primal - lower bound."""
     if stopped:
         extra["stopped"] = stopped
-    return SolverResult(w=w, iterations=it, primal=primal, gap=primal - lower,
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
     """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
-    y = check_binary(indptr, y, C_pos, C_neg)
+    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)

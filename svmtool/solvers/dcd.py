@@ -164,6 +164,48 @@ def splitmix_state(seed):
 # the Python driver
 # --------------------------------------------------------------------------------------------
 
+def csr_arrays(indptr, indices, data):
+    """The CSR arrays as the jitted loops take them: contiguous, int64 row pointers, float64
+    values (the column indices keep their integer type)."""
+    return (np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(indices),
+            np.ascontiguousarray(data, dtype=np.float64))
+
+
+def batches(run, istate, iter_field, stop_field, max_iter):
+    """Drive a jitted loop that does a batch of outer iterations per call: yields what each
+    call of ``run()`` returns (the iterations it did) until the loop's stopping flag
+    ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, or a call did
+    none."""
+    while not istate[stop_field] and istate[iter_field] < max_iter:
+        done = run()
+        yield done
+        if done == 0:
+            break
+
+
+def replay(callback, last_iteration, done, hist, names, t_start=None):
+    """Call ``callback`` once for each of the ``done`` iterations of a batch that ended at
+    ``last_iteration``, with the columns of its history rows ``hist[:done]`` named by ``names``
+    ((name, type), ...) and, given ``t_start``, the seconds elapsed."""
+    first = last_iteration - done
+    for t in range(done):
+        info = {name: conv(hist[t, c]) for c, (name, conv) in enumerate(names)}
+        if t_start is not None:
+            info["elapsed"] = time.perf_counter() - t_start
+        callback(first + t + 1, info)
+
+
+def permutation_rng(params):
+    """The generator of the coordinate permutations of the dual and L1 solvers: LIBLINEAR's
+    rand() with --liblinear-rng, one for all the subproblems of a training run as in LIBLINEAR's
+    process (the API passes it in params.dcd.rand_state; a lone call starts from srand(seed)),
+    else svmtool's splitmix generator from --seed."""
+    if params.liblinear_rng:
+        shared = params.dcd.rand_state
+        return shared if shared is not None else glibc_rand_state(params.seed)
+    return splitmix_state(params.seed)
+
+
 def _unsigned_views(indptr, indices, n_features):
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     if indptr.size and (indptr[0] < 0 or np.any(np.diff(indptr) < 0)):
@@ -271,13 +313,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         w = np.zeros(n_features, dtype=np.float64)
 
     index = np.arange(n_rows, dtype=np.uint32)
-    if params.liblinear_rng:
-        # one generator for all the subproblems of a training run, as rand() is in LIBLINEAR's
-        # process: the API passes it in params.dcd.rand_state; a lone call starts from srand(seed)
-        shared = params.dcd.rand_state
-        rng = shared if shared is not None else glibc_rand_state(params.seed)
-    else:
-        rng = splitmix_state(params.seed)
+    rng = permutation_rng(params)
     fstate = np.array([np.inf, -np.inf, 0.0])
     istate = np.array([n_rows, 0, 0], dtype=np.int64)
     hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)

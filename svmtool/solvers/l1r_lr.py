@@ -44,8 +44,9 @@ import time
 
 import numpy as np
 
-from svmtool.solvers import SolverResult
-from svmtool.solvers.l1r_svc import check_binary, class_tolerance, rng_for, to_columns
+from svmtool.labels import check_binary
+from svmtool.solvers.dcd import permutation_rng, replay
+from svmtool.solvers.l1r_svc import class_tolerance, l1r_result, to_columns
 
 DEFAULT_EPS = 0.01
 MAX_NEWTON_ITER = 100          # LIBLINEAR's max_newton_iter
@@ -58,7 +59,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     from svmtool.solvers._l1r_jit import l1r_lr
 
     t_start = time.perf_counter()
-    y, C_pos, C_neg = check_binary(indptr, y, C_pos, C_neg)
+    y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
     n = int(n_features)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_newton = MAX_NEWTON_ITER if params.max_iter is None else int(params.max_iter)
@@ -71,14 +72,13 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     out = np.zeros(5)
     free_last = not params.bias_reg.regularize and n > 0
     t_loop = time.perf_counter()
-    l1r_lr(cptr, rows, vals, y, cost, w, index, rng_for(params), bool(params.liblinear_rng),
+    l1r_lr(cptr, rows, vals, y, cost, w, index, permutation_rng(params), bool(params.liblinear_rng),
            bool(params.shrinking), free_last, tol, max_newton, MAX_CD_CYCLES, hist, out)
     t_solved = time.perf_counter()
     iterations, converged = int(out[0]), bool(out[1])
     if callback is not None:
-        for t in range(iterations):
-            callback(t + 1, {"violation": float(hist[t, 0]), "gnorm1": float(hist[t, 1]),
-                             "cd_cycles": int(hist[t, 2])})
+        replay(callback, iterations, iterations, hist,
+               (("violation", float), ("gnorm1", float), ("cd_cycles", int)))
     reg = np.abs(w[:-1] if free_last else w)
     margins = y * csr_dot_dense(np.asarray(indptr, dtype=np.int64), indices, data, w)
     primal = float(reg.sum()) + float(cost @ np.logaddexp(0.0, -margins))
@@ -86,11 +86,5 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     if not converged:
         warning = (f"l1r-lr (-s 6) reached the maximum number of Newton iterations "
                    f"({max_newton}) before the stopping tolerance eps={eps:g} was met")
-    rel = out[2] / out[3] if out[3] > 0 else 0.0
-    extra = {"nnz": int(np.count_nonzero(w)), "cd_cycles": int(out[4]), "gnorm1": float(out[2]),
-             "gnorm1_init": float(out[3]), "tolerance": tol, "warning": warning,
-             "solve_time": t_solved - t_loop, "setup_time": t_loop - t_start, "eps": eps,
-             "max_iter": max_newton}
-    return SolverResult(w=w, iterations=iterations, primal=primal, gap=float(rel),
-                        gap_kind="relative subgradient 1-norm", converged=converged,
-                        extra=extra)
+    return l1r_result(w, out, primal, tol, warning, (t_start, t_loop, t_solved), eps,
+                      max_newton, {"cd_cycles": int(out[4])})

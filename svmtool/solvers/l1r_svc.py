@@ -45,7 +45,9 @@ import time
 
 import numpy as np
 
+from svmtool.labels import check_binary
 from svmtool.solvers import SolverResult
+from svmtool.solvers.dcd import permutation_rng, replay
 
 DEFAULT_EPS = 0.01
 LIBLINEAR_MAX_ITER = 1000
@@ -74,33 +76,12 @@ def class_tolerance(eps, y):
     return eps * max(min(pos, l - pos), 1) / max(l, 1)
 
 
-def rng_for(params):
-    from svmtool.solvers.dcd import glibc_rand_state, splitmix_state
-
-    if params.liblinear_rng:
-        shared = params.dcd.rand_state
-        return shared if shared is not None else glibc_rand_state(params.seed)
-    return splitmix_state(params.seed)
-
-
-def check_binary(indptr, y, C_pos, C_neg):
-    C_pos, C_neg = float(C_pos), float(C_neg)
-    if not (C_pos > 0 and C_neg > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    if y.shape[0] != len(indptr) - 1:
-        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
-    return y, C_pos, C_neg
-
-
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
     """Train a binary L1-regularised L2-loss SVM; see the module docstring."""
     from svmtool.solvers._l1r_jit import l1r_l2_svc, weighted_column_sq
 
     t_start = time.perf_counter()
-    y, C_pos, C_neg = check_binary(indptr, y, C_pos, C_neg)
+    y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
     n = int(n_features)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
@@ -115,15 +96,14 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     hist = np.zeros((max(max_iter, 1), 3))
     out = np.zeros(4)
     t_loop = time.perf_counter()
-    l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng_for(params),
+    l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, permutation_rng(params),
                bool(params.liblinear_rng), bool(params.shrinking),
                not params.bias_reg.regularize and n > 0, tol, max_iter, hist, out)
     t_solved = time.perf_counter()
     iterations, converged = int(out[0]), bool(out[1])
     if callback is not None:
-        for t in range(iterations):
-            callback(t + 1, {"violation": float(hist[t, 0]), "gnorm1": float(hist[t, 1]),
-                             "active_size": int(hist[t, 2])})
+        replay(callback, iterations, iterations, hist,
+               (("violation", float), ("gnorm1", float), ("active_size", int)))
     reg = np.abs(w)
     if not params.bias_reg.regularize and n > 0:
         reg = reg[:-1]
@@ -133,11 +113,19 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     if not converged:
         warning = (f"l1r-l2 (-s 5) reached the maximum number of iterations ({max_iter}) "
                    f"before the stopping tolerance eps={eps:g} was met")
+    return l1r_result(w, out, primal, tol, warning, (t_start, t_loop, t_solved), eps, max_iter)
+
+
+def l1r_result(w, out, primal, tol, warning, times, eps, max_iter, more=None):
+    """The SolverResult of the L1-regularised solvers from their jitted loop's ``out`` (iterations,
+    converged, |grad|_1 now and at the start); ``times`` = (start, loop start, loop end);
+    ``more``: extras of one solver, reported after ``nnz``."""
+    t_start, t_loop, t_solved = times
     rel = out[2] / out[3] if out[3] > 0 else 0.0
-    extra = {"nnz": int(np.count_nonzero(w)), "gnorm1": float(out[2]),
+    extra = {"nnz": int(np.count_nonzero(w)), **(more or {}), "gnorm1": float(out[2]),
              "gnorm1_init": float(out[3]), "tolerance": tol, "warning": warning,
              "solve_time": t_solved - t_loop, "setup_time": t_loop - t_start, "eps": eps,
              "max_iter": max_iter}
-    return SolverResult(w=w, iterations=iterations, primal=primal, gap=float(rel),
-                        gap_kind="relative subgradient 1-norm", converged=converged,
+    return SolverResult(w=w, iterations=int(out[0]), primal=primal, gap=float(rel),
+                        gap_kind="relative subgradient 1-norm", converged=bool(out[1]),
                         extra=extra)

@@ -285,17 +285,21 @@ def fold_bounds(n, nr_fold=NR_FOLD):
     return [i * n // nr_fold for i in range(nr_fold + 1)]
 
 
+def shuffled_folds(n, seed, nr_fold=NR_FOLD):
+    """(test rows, training rows) of each fold of one seeded shuffle of the n rows cut into
+    nr_fold slices; the training rows in LIBSVM's order: those before the fold, then after it."""
+    perm = np.random.default_rng(seed).permutation(n)
+    b = fold_bounds(n, nr_fold)
+    for f in range(nr_fold):
+        yield perm[b[f]:b[f + 1]], np.concatenate([perm[:b[f]], perm[b[f + 1]:]])
+
+
 def binary_probability(setup, rows, svm_type, yb, Cp, Cn, kw, seed):
     """Platt's (A, B) of one pair from 5-fold cross-validation decision values."""
     n = len(rows)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
     dec = np.zeros(n)
     lines = []
-    b = fold_bounds(n)
-    for f in range(NR_FOLD):
-        test = perm[b[f]:b[f + 1]]
-        train = np.concatenate([perm[:b[f]], perm[b[f + 1]:]])
+    for test, train in shuffled_folds(n, seed):
         ytr = yb[train]
         n_pos = int(np.count_nonzero(ytr > 0))
         n_neg = len(train) - n_pos
@@ -386,14 +390,9 @@ def sigmoid_train(dec, yb):
 def svr_sigma(setup, svm_type, z, kw, seed):
     """The Laplace sigma of the errors of 5-fold cross-validation (LIBSVM's svr probability)."""
     n = len(z)
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(n)
     pred = np.zeros(n)
     lines = []
-    b = fold_bounds(n)
-    for f in range(NR_FOLD):
-        test = perm[b[f]:b[f + 1]]
-        train = np.concatenate([perm[:b[f]], perm[b[f + 1]:]])
+    for test, train in shuffled_folds(n, seed):
         sol = _solve(setup, train, svm_type, z[train], 0.0, 0.0, kw)
         lines += solution_lines(sol)
         nz = np.flatnonzero(sol.coef != 0)

@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 
+from svmtool.labels import check_binary
 from svmtool.solvers import SolverResult
 
 DEFAULT_EPS = 0.1
@@ -57,24 +58,14 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Train binary logistic regression by dual coordinate descent; see the module docstring."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers._lr_dual_jit import lr_dual_iterations
-    from svmtool.solvers.dcd import glibc_rand_state, splitmix_state
+    from svmtool.solvers.dcd import batches, csr_arrays, permutation_rng, replay
 
     t_start = time.perf_counter()
-    C_pos = float(C_pos)
-    C_neg = float(C_neg)
-    if not (C_pos > 0 and C_neg > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    indptr, indices, data = csr_arrays(indptr, indices, data)
+    l = indptr.shape[0] - 1
+    y, C_pos, C_neg = check_binary(l, y, C_pos, C_neg)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(indices)
-    data = np.ascontiguousarray(data, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    l = indptr.shape[0] - 1
-    if y.shape[0] != l:
-        raise ValueError(f"{y.shape[0]} labels for {l} rows")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
     n_features = int(n_features)
     cost = np.where(y > 0, C_pos, C_neg)
     xtx = row_sq_norms(indptr, data)
@@ -84,11 +75,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     # w = sum_i y_i alpha_i x_i, added row by row as LIBLINEAR does
     w = csr_t_dot(indptr, indices, data, y * alpha[0::2], n_features)
     index = np.arange(l, dtype=np.int64)
-    if params.liblinear_rng:
-        shared = params.dcd.rand_state
-        rng = shared if shared is not None else glibc_rand_state(params.seed)
-    else:
-        rng = splitmix_state(params.seed)
+    rng = permutation_rng(params)
     fstate = np.array([1e-2])
     istate = np.zeros(2, dtype=np.int64)
     step = _ITERS_PER_CALL if callback is not None else max_iter
@@ -98,21 +85,19 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     t_loop = time.perf_counter()
     if l == 0:
         istate[1] = 1
-    while not istate[1] and istate[0] < max_iter:
-        done = lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fstate,
+
+    def run():
+        return lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fstate,
                                   istate, rng, bool(params.liblinear_rng), eps, min(1e-8, eps),
                                   max_iter, step, hist)
+
+    for done in batches(run, istate, 0, 1, max_iter):
         newton_steps += int(hist[:done, 1].sum())
         if done:
             last_g = float(hist[done - 1, 0])
         if callback is not None:
-            first = int(istate[0]) - done
-            for t in range(done):
-                callback(first + t + 1, {"violation": float(hist[t, 0]),
-                                         "newton_steps": int(hist[t, 1]),
-                                         "elapsed": time.perf_counter() - t_start})
-        if done == 0:
-            break
+            replay(callback, int(istate[0]), done, hist,
+                   (("violation", float), ("newton_steps", int)), t_start)
     t_solved = time.perf_counter()
     converged = bool(istate[1])
     iterations = int(istate[0])

@@ -27,8 +27,8 @@ against LIBLINEAR -s 4's 38 MB and 6.8 min on this machine).
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, cs_cut_coef, cs_risk_line
-from svmtool.solvers.linesearch import CSLine, make_search
-from svmtool.solvers.ocas import DEFAULT_EPS, DEFAULT_MAX_ITER, _opt, solve_ocas
+from svmtool.solvers.linesearch import CSLine
+from svmtool.solvers.ocas import solve_with
 
 
 class CSRisk:
@@ -75,20 +75,11 @@ def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, c
         raise ValueError("class indices must lie in 0..K-1")
     if not np.all(weighted_c > 0):
         raise ValueError("every class needs C > 0")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    ls = _opt(params, "line_search", None) or "exact"
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
     risk = CSRisk(oracle, cls, K, weighted_c[cls])
     if init_w is not None:
         init_w = np.asarray(init_w, dtype=np.float64).reshape(-1)
-    res = solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
-                     tol_abs=float(_opt(params, "tol_abs", 0.0)),
-                     mu0_guard=bool(_opt(params, "mu0_guard", True)),
-                     mu0_patience=int(_opt(params, "mu0_patience", 5)),
-                     mu0_step=float(_opt(params, "mu0_step", 0.02)),
-                     inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                     name=f"ocas-mc ({ls})", deadline=params.deadline)
+    res = solve_with(risk, params, init_w=init_w, callback=callback, name="ocas-mc")
     res.w = res.w.reshape(n_features, K)
     return res
 

@@ -51,7 +51,8 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.solvers import SolverResult
-from svmtool.solvers.cutting_plane import (DEFAULT_EPS, DEFAULT_MAX_ITER, check_binary, solve_cp)
+from svmtool.labels import check_binary
+from svmtool.solvers.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
 from svmtool.solvers.cutting_plane import fit as fit_hinge
 from svmtool.solvers.ordinal import PairRisk
 
@@ -142,7 +143,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         if loss is not None:
             res.extra["loss"] = loss
         return res
-    y = check_binary(indptr, y, C_pos, C_neg)
+    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
     if float(C_pos) != float(C_neg):
         raise ValueError(f"--loss {loss} takes one C (got C_pos={C_pos}, C_neg={C_neg})")
     C = float(C_pos)

@@ -33,8 +33,10 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.cutting_plane import HingeRisk, check_binary, costs
+from svmtool.labels import check_binary
+from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
+from svmtool.solvers.cutting_plane import (HingeRisk, costs, cp_result, run_counters,
+                                           start_point)
 from svmtool.solvers.linesearch import make_search
 from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
                                no_progress, no_progress_warning)
@@ -58,14 +60,8 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
-    if init_w is not None:
-        wb = np.array(init_w, dtype=np.float64).reshape(-1)
-        if wb.shape[0] != risk.dim:
-            raise ValueError(f"init_w has {wb.shape[0]} entries, expected {risk.dim}")
-        zb = risk.scores(wb)
-    else:
-        wb = np.zeros(risk.dim, dtype=np.float64)
-        zb = risk.zeros_scores()
+    wb = start_point(risk, init_w)
+    zb = risk.scores(wb) if init_w is not None else risk.zeros_scores()
     a, b, R = risk.cut(zb)
     Fb = 0.5 * float(vdot(wb, wb)) + R
     ws.add(a, b)
@@ -146,8 +142,6 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         zc = None
         ws.add(a, b)
         ws.prune()
-    total = time.perf_counter() - t_start
-    t_pass = oracle.seconds - s0
     if converged:
         warning = None
     elif stopped == "no progress":
@@ -166,22 +160,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         "line_evals": evals,
         "mu_zero": mu_zero,
         "mu_forced": forced,
-        "cuts": ws.size,
-        "cuts_dropped": ws.dropped,
-        "qp_iterations": ws.qp_iterations,
-        "passes": oracle.passes - p0,
-        "time_passes": t_pass,
-        "time_qp": t_qp,
-        "time_line_search": t_ls,
-        "time_other": total - t_pass - t_qp - t_ls,
-        "solve_time": total,
+        **run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls),
         "warning": warning,
     }
-    if stopped:
-        extra["stopped"] = stopped
-    return SolverResult(w=best_w, iterations=it, primal=best_F, gap=best_F - lower,
-                        gap_kind="primal - lower bound", converged=converged, dual=lower,
-                        extra=extra)
+    return cp_result(best_w, it, best_F, lower, converged, stopped, extra)
 
 
 # The score vectors are the solver's per-row memory (8 bytes a row each).  The two updates
@@ -213,16 +195,24 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         line_search=None):
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
     exact / sorted / gca2 / tca."""
-    y = check_binary(indptr, y, C_pos, C_neg)
+    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    return solve_with(risk, params, line_search, init_w=init_w, callback=callback)
+
+
+def solve_with(risk, params, line_search=None, init_w=None, callback=None, name="ocas"):
+    """:func:`solve_ocas` with what ``params`` (TrainParams) says: eps and the iteration cap
+    (OCAS's defaults when unset), the line search (``params.cp.line_search``, else
+    ``line_search``, else exact) and the OCAS options of ``params.cp``; the drivers over local
+    arrays, Crammer-Singer, memory-mapped blocks and dask shards all start OCAS here."""
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     ls = _opt(params, "line_search", None) or line_search or "exact"
-    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
     return solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
                       tol_abs=float(_opt(params, "tol_abs", 0.0)),
                       mu0_guard=bool(_opt(params, "mu0_guard", True)),
                       mu0_patience=int(_opt(params, "mu0_patience", 5)),
                       mu0_step=float(_opt(params, "mu0_step", 0.02)),
                       inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                      name=f"ocas ({ls})", deadline=params.deadline)
+                      name=f"{name} ({ls})", deadline=params.deadline)

@@ -484,19 +484,9 @@ def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback
                        inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
                        perf_eps=params.cp.perf_eps)
     else:
-        from svmtool.solvers.linesearch import make_search
-        from svmtool.solvers.ocas import DEFAULT_EPS, DEFAULT_MAX_ITER, _opt, solve_ocas
+        from svmtool.solvers.ocas import solve_with
 
-        eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-        max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-        ls = _opt(params, "line_search", None) or kw.get("line_search") or "exact"
-        res = solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
-                         tol_abs=float(_opt(params, "tol_abs", 0.0)),
-                         mu0_guard=bool(_opt(params, "mu0_guard", True)),
-                         mu0_patience=int(_opt(params, "mu0_patience", 5)),
-                         mu0_step=float(_opt(params, "mu0_step", 0.02)),
-                         inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                         name=f"ocas ({ls})", deadline=params.deadline)
+        res = solve_with(risk, params, kw.get("line_search"), init_w=init_w, callback=callback)
     res.extra["shards"] = len(ranges)
     res.extra["dask"] = session.address
     return res

@@ -57,8 +57,9 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.solvers import time_up
-from svmtool.solvers._smo_jit import (COUNTER, EPOCH, ITERS, MISSES, N_ACT, UNSHRUNK,
-                                      kernel_diag, max_violation, rho_of, smo_run)
+from svmtool.solvers._smo_jit import max_violation, rho_of, smo_run
+from svmtool.solvers._smo_rows_jit import (COUNTER, EPOCH, ITERS, MISSES, N_ACT, UNSHRUNK,
+                                           kernel_diag)
 
 DEFAULT_EPS = 1e-3
 CHUNK = 50_000          # iterations between returns to Python (progress, time limit)

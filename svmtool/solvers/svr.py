@@ -68,7 +68,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """
     from svmtool.ops.sparse import csr_dot_dense, row_sq_norms
     from svmtool.solvers._svr_jit import svr_iterations
-    from svmtool.solvers.dcd import glibc_rand_state, splitmix_state
+    from svmtool.solvers.dcd import (batches, csr_arrays, glibc_rand_state, replay,
+                                     splitmix_state)
 
     t_start = time.perf_counter()
     if loss not in ("l1", "l2"):
@@ -79,9 +80,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     p = float(params.svr.p)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(indices)
-    data = np.ascontiguousarray(data, dtype=np.float64)
+    indptr, indices, data = csr_arrays(indptr, indices, data)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     l = indptr.shape[0] - 1
     if y.shape[0] != l:
@@ -101,21 +100,18 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     t_loop = time.perf_counter()
     if l == 0:
         istate[2] = 1
-    while not istate[2] and istate[1] < max_iter:
-        done = svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fstate,
+
+    def run():
+        return svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fstate,
                               istate, rng, bool(params.liblinear_rng), bool(params.shrinking),
                               eps, max_iter, step, hist)
+
+    for done in batches(run, istate, 1, 2, max_iter):
         if done:
             last = (float(hist[done - 1, 0]), float(hist[done - 1, 1]))
         if callback is not None:
-            first = int(istate[1]) - done
-            for t in range(done):
-                callback(first + t + 1, {"violation": float(hist[t, 0]),
-                                         "gnorm1": float(hist[t, 1]),
-                                         "active_size": int(hist[t, 2]),
-                                         "elapsed": time.perf_counter() - t_start})
-        if done == 0:
-            break
+            replay(callback, int(istate[1]), done, hist,
+                   (("violation", float), ("gnorm1", float), ("active_size", int)), t_start)
     t_solved = time.perf_counter()
 
     converged = bool(istate[2])

@@ -101,6 +101,25 @@ class Runner:
     def describe(self):
         return self.name
 
+    def tolerance(self, eps, cap=None):
+        """The stopping tolerance of a run: the trace's cap when it turns eps, else eps, else
+        the runner's default."""
+        if cap is not None and self.cap == "eps":
+            return cap
+        return eps if eps is not None else self.default_eps
+
+
+class KernelAnchor(Runner):
+    """An in-process anchor of the kernel solvers: C-SVC with the bench run's kernel options
+    (``kernel_type``, ``gamma``, ``degree``, ``coef0``), traced by its tolerance."""
+
+    cap = "eps"
+    group = "kernel"
+    default_eps = 1e-3
+
+    def __init__(self, kernel_opts):
+        self.kernel_opts = kernel_opts
+
 
 def kernel_terms(model, data):
     """An svmtool KernelModel's terms for harness.kernel_objective (binary models only; None for

@@ -8,17 +8,11 @@ import re
 
 import numpy as np
 
-from svmtool.bench.anchors.base import Evaluation, Runner
+from svmtool.bench.anchors.base import Evaluation, KernelAnchor
 
 
-class LibsvmRunner(Runner):
-    cap = "eps"
-    group = "kernel"
+class LibsvmRunner(KernelAnchor):
     name = "libsvm"
-    default_eps = 1e-3
-
-    def __init__(self, kernel_opts):
-        self.kernel_opts = kernel_opts
 
     def prepare(self, data):
         from libsvm import svm, svmutil
@@ -31,7 +25,7 @@ class LibsvmRunner(Runner):
         from libsvm import svm, svmutil
 
         k = self.kernel_opts
-        e = cap if cap is not None else (eps if eps is not None else self.default_eps)
+        e = self.tolerance(eps, cap)
         opts = (f"-s 0 -t {k['kernel_type']} -g {k['gamma']!r} -d {k.get('degree', 3)} "
                 f"-r {k.get('coef0', 0.0)!r} -c {C!r} -e {e!r} -m {k.get('cache_mb', 100.0):g}"
                 + ("" if capture else " -q"))

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from svmtool.bench.anchors.base import Evaluation, Runner
+from svmtool.bench.anchors.base import Evaluation, KernelAnchor, Runner
 
 
 class SklearnLinearSVC(Runner):
@@ -29,12 +29,9 @@ class SklearnLinearSVC(Runner):
         from sklearn.svm import LinearSVC
 
         clf = LinearSVC(loss=self.loss, dual=True, C=C, fit_intercept=False,
-                        tol=eps if eps is not None else self.default_eps,
+                        tol=self.tolerance(eps),
                         max_iter=int(cap) if cap is not None else 1000, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(state.Xb, state.y)
-        return clf
+        return _fit_quietly(clf, state, ConvergenceWarning)
 
     def evaluate(self, state, raw, data):
         return _sklearn_linear_eval(raw)
@@ -60,15 +57,21 @@ class SklearnSGD(Runner):
         n = state.Xb.shape[0]
         clf = SGDClassifier(loss="hinge", alpha=1.0 / (n * C), fit_intercept=False,
                             tol=None if cap is not None else
-                            (eps if eps is not None else self.default_eps),
+                            self.tolerance(eps),
                             max_iter=int(cap) if cap is not None else 1000, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(state.Xb, state.y)
-        return clf
+        return _fit_quietly(clf, state, ConvergenceWarning)
 
     def evaluate(self, state, raw, data):
         return _sklearn_linear_eval(raw)
+
+
+def _fit_quietly(clf, state, warning):
+    """``clf`` fitted to the bench data with its bias column, its convergence warnings kept
+    quiet (the trace replays stop it early on purpose)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", warning)
+        clf.fit(state.Xb, state.y)
+    return clf
 
 
 def _sklearn_linear_eval(clf):
@@ -80,14 +83,8 @@ def _sklearn_linear_eval(clf):
     return Evaluation(iterations=its, W=W, col_labels=col_labels)
 
 
-class SklearnSVC(Runner):
-    cap = "eps"
-    group = "kernel"
+class SklearnSVC(KernelAnchor):
     name = "sklearn SVC"
-    default_eps = 1e-3
-
-    def __init__(self, kernel_opts):
-        self.kernel_opts = kernel_opts
 
     def prepare(self, data):
         import sklearn.svm  # noqa: F401
@@ -100,7 +97,7 @@ class SklearnSVC(Runner):
         k = self.kernel_opts
         clf = SVC(C=C, kernel={0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}[k["kernel_type"]],
                   gamma=k["gamma"], degree=k.get("degree", 3), coef0=k.get("coef0", 0.0),
-                  tol=cap if cap is not None else (eps if eps is not None else self.default_eps),
+                  tol=self.tolerance(eps, cap),
                   cache_size=100, shrinking=True)
         clf.fit(state.X, state.y)
         return clf

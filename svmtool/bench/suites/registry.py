@@ -81,13 +81,16 @@ class Where:
 
 @dataclass
 class Case:
-    """One titled part of a suite: a bench run (``config``) or reading throughput (``io``:
-    the files)."""
+    """One titled part of a suite: a bench run (``config``), reading throughput (``io``: the
+    files) or a study of its own (``table``: ``table(repeat, log) -> markdown``, see
+    :mod:`svmtool.bench.studies`; ``files`` names the data it reads)."""
 
     title: str
     config: object = None
     io: list = field(default_factory=list)
     io_options: dict = field(default_factory=dict)   # iobench.run's memory, write, jit
+    table: Optional[Callable] = None
+    files: list = field(default_factory=list)
 
 
 @dataclass

@@ -65,6 +65,8 @@ def run_suite(suite, where, out_dir, repeat=None, against=None, threads=None, lo
             opts = dict(case.io_options)
             _, md = iobench.run(case.io, repeats=repeat or DEFAULT_REPEAT, **opts)
             parts.append(re.sub(r"^## Reading and writing", f"### {case.title}", md, count=1))
+        elif case.table is not None:
+            parts.append(f"### {case.title}\n\n" + case.table(repeat or DEFAULT_REPEAT, log))
     m = harness.machine_info()
     cmd = command_line(suite, where, repeat, against, threads, given_data_dir)
     head = [f"<!-- suite: {suite.name} -->", f"## Suite `{suite.name}`: {suite.summary}", "",
