@@ -418,6 +418,17 @@ def _is_cache(source):
     return head == cache.CACHE_MAGIC
 
 
+def _widen(prob, n_features, source, what):
+    """``prob`` given ``n_features`` columns (None: as read); fewer than it holds is an error."""
+    if n_features is not None:
+        if prob.n_features > n_features:
+            raise DataFormatError(_display_name(source), None,
+                                  f"{what} {prob.n_features} features, beyond "
+                                  f"n_features={n_features}")
+        prob.n_features = int(n_features)
+    return prob
+
+
 def load_data(source, *, zero_based=False, n_features=None, comments=False, threads=None,
               progress=False, mmap=True, verify=True):
     """Load a data set from svmlight text (any compression, or stdin) or a binary cache.
@@ -433,24 +444,12 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
 
     if looks_like_shard_index(source):
         prob = load_shards(source, mmap=mmap, verify=verify, comments=comments)
-        if n_features is not None:
-            if prob.n_features > n_features:
-                raise DataFormatError(_display_name(source), None,
-                                      f"the shards have {prob.n_features} features, beyond "
-                                      f"n_features={n_features}")
-            prob.n_features = int(n_features)
-        return prob
+        return _widen(prob, n_features, source, "the shards have")
     if _is_cache(source):
         prob = _cache_module().load_cache(source, mmap=mmap, verify=verify)
         if not comments:
             prob.comments = None
-        if n_features is not None:
-            if prob.n_features > n_features:
-                raise DataFormatError(_display_name(source), None,
-                                      f"the cache has {prob.n_features} features, beyond "
-                                      f"n_features={n_features}")
-            prob.n_features = int(n_features)
-        return prob
+        return _widen(prob, n_features, source, "the cache has")
     return load_svmlight(source, zero_based=zero_based, n_features=n_features,
                          comments=comments, threads=threads, progress=progress)
 

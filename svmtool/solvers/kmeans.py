@@ -95,17 +95,24 @@ def centre_constants(Kmat, labels):
     return out
 
 
-def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, threads=None,
-             mem_mb=64.0, max_iter=30, top=1) -> Clustering:
-    """Cluster all rows of X: kernel k-means on a sample of ``candidates``, then nearest centre
-    (with ``top`` > 1 also the ``top`` nearest centres and their distances, in the same pass)."""
+def _sample_centres(X, candidates, n_clusters, sample_size, kernel, rng, threads, max_iter):
+    """Kernel k-means on a random sample of ``candidates`` (all of them when there are at most
+    ``sample_size``): the sorted sample, its kernel matrix, its labels, the centre constants."""
     candidates = np.asarray(candidates, dtype=np.int64)
     m = min(len(candidates), max(int(sample_size), 1))
     sample = np.sort(rng.choice(candidates, size=m, replace=False)) if m < len(candidates) \
         else candidates.copy()
     Kmat = kernel_block_threads(X, sample, X, sample, kernel, threads)
     labels = kernel_kmeans(Kmat, n_clusters, rng, max_iter)
-    const = centre_constants(Kmat, labels)
+    return sample, Kmat, labels, centre_constants(Kmat, labels)
+
+
+def two_step(X: Rows, candidates, n_clusters, sample_size, kernel: Kernel, rng, threads=None,
+             mem_mb=64.0, max_iter=30, top=1) -> Clustering:
+    """Cluster all rows of X: kernel k-means on a sample of ``candidates``, then nearest centre
+    (with ``top`` > 1 also the ``top`` nearest centres and their distances, in the same pass)."""
+    sample, Kmat, labels, const = _sample_centres(X, candidates, n_clusters, sample_size,
+                                                  kernel, rng, threads, max_iter)
     near, dist = nearest_centres(X, np.arange(X.n_rows), X, sample, labels, const, kernel,
                                  max(1, top), threads, mem_mb)
     more = top > 1
@@ -128,13 +135,8 @@ def coarsen(X: Rows, fine: Clustering, candidates, n_clusters, sample_size, kern
     O(n m) of assigning every row (the costly step of :func:`two_step`).  The coarse clusters
     that receive no fine cluster are dropped.
     """
-    candidates = np.asarray(candidates, dtype=np.int64)
-    m = min(len(candidates), max(int(sample_size), 1))
-    sample = np.sort(rng.choice(candidates, size=m, replace=False)) if m < len(candidates) \
-        else candidates.copy()
-    Kmat = kernel_block_threads(X, sample, X, sample, kernel, threads)
-    labels = kernel_kmeans(Kmat, n_clusters, rng, max_iter)
-    const = centre_constants(Kmat, labels)
+    sample, Kmat, labels, const = _sample_centres(X, candidates, n_clusters, sample_size,
+                                                  kernel, rng, threads, max_iter)
     kk = len(const)
     counts = np.bincount(labels, minlength=kk).astype(np.float64)
     Kfc = kernel_block_threads(X, fine.sample_rows, X, sample, kernel, threads)
