@@ -219,8 +219,11 @@ def test_dcsvm_levels_on_the_cluster(cluster, caches):
     dist = api.train(sub, p, dask=cluster.scheduler_address)
     assert dist.report["streaming"] == "dask"
     la, lb = local.report["levels"], dist.report["levels"]
-    assert [x["level"] for x in lb] == [2, 1, "refine", 0] and lb[0]["clusters"] == 16
-    assert lb[0]["tasks"] == 16 and lb[1]["tasks"] == 4       # the levels ran on the workers
+    # the same levels as the local run (which ones run depends on the rows per cluster, see
+    # solvers/dcsvm.py), and every clustered level's subproblems ran as tasks on the workers
+    assert [x["level"] for x in lb] == [x["level"] for x in la] and lb[-1]["level"] == 0
+    clustered = [x for x in lb if x["level"] not in ("refine", 0)]
+    assert clustered and all(x["tasks"] == x["clusters"] > 1 for x in clustered)
     for a, b in zip(la, lb):
         assert a["n_sv"] == b["n_sv"] and a["steps"] == b["steps"]
         assert abs(a["objective"] - b["objective"]) <= 1e-8 * abs(a["objective"])
