@@ -192,6 +192,30 @@ def test_predict_on_the_cluster(cluster, caches, tmp_path):
     assert r.returncode == 2 and b"binary cache" in r.stderr and not (tmp_path / "x").exists()
 
 
+def test_predict_with_a_killed_worker_gives_the_same_values(cluster, caches):
+    """SIGKILL one worker after the first piece has come back: dask reruns the lost pieces on
+    the survivor (or the nanny's new worker) and every row's decision value is the one of a
+    local predict, in row order."""
+    prob = load_data(caches["a9a"])
+    model = api.train(prob, solver="lr", bias=1.0)
+    local = np.concatenate([v for _, _, v in api.iter_decision_values(model, caches["a9a"])])
+    address = cluster.scheduler_address
+    killed, parts = [], []
+    for _, _, values in api.iter_decision_values(model, caches["shards"], dask=address,
+                                                 chunk_bytes=20000):
+        parts.append(values)
+        if not killed:
+            with distributed.Client(address) as c:
+                pids = c.run(os.getpid)
+            victim = sorted(pids.values())[0]
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+    assert killed and len(parts) > 2
+    np.testing.assert_array_equal(np.concatenate(parts), local)
+    with distributed.Client(address) as c:           # the nanny has brought a worker back
+        c.wait_for_workers(2, timeout=60)
+
+
 def test_prediction_pieces_cover_the_rows(caches):
     from svmtool.engine.dask_backend import prediction_pieces
     from svmtool.io.shards import read_shard_index
