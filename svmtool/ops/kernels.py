@@ -193,6 +193,36 @@ def exp_nonpositive(x, n, bits):
         x[t] *= scale[t]
 
 
+@njit(inline="always")
+def dense_kernel_row(denseT, i, n, ktype, gamma, coef0, degree, tmp, bits):
+    """tmp[t] = K(x_i, x_t) for t < n, feature by feature over the feature-major dense copy
+    ``denseT`` (contiguous loops that vectorise; the whole row, whatever is shrunk).  For rbf the
+    exponents come first, then :func:`exp_nonpositive` over all of them; ``bits``: int64 work
+    array of at least n.  Shared by the kernel-row caches of the SMO and the kernel CD solver."""
+    nf = denseT.shape[0]
+    for t in range(n):
+        tmp[t] = 0.0
+    if ktype == 2:
+        for f in range(nf):
+            x = denseT[f, i]
+            col = denseT[f]
+            for t in range(n):
+                v = x - col[t]
+                tmp[t] += v * v
+        for t in range(n):
+            tmp[t] = -gamma * tmp[t]
+        exp_nonpositive(tmp, n, bits)
+    else:
+        for f in range(nf):
+            x = denseT[f, i]
+            if x != 0.0:
+                col = denseT[f]
+                for t in range(n):
+                    tmp[t] += x * col[t]
+        for t in range(n):
+            tmp[t] = kernel_from_dot(tmp[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
+
+
 @njit
 def kernel_block_dense(A, rows_a, B, rows_b, ktype, gamma, coef0, degree, kbias, out):
     """out[r, s] = K(A[rows_a[r]], B[rows_b[s]]) for dense row-major A and B (same width)."""

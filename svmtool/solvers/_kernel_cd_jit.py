@@ -10,8 +10,8 @@ Python driver, which owns shrinking, rebuilds, compaction and the stopping rule.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (dense_dist2, dense_kernel, exp_nonpositive, gather_dot,
-                                 kernel_from_dot, scatter, unscatter)
+from svmtool.ops.kernels import (dense_dist2, dense_kernel, dense_kernel_row, exp_nonpositive,
+                                 gather_dot, kernel_from_dot, scatter, unscatter)
 from svmtool.ops.row_cache import lru_slot
 
 # istate fields
@@ -33,30 +33,9 @@ def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, g
         # most rows active: the whole row, feature by feature over the feature-major copy
         # (contiguous loops that vectorise, about twice as fast a value as gathering the active
         # rows one by one), and the row stays valid whatever is shrunk or unshrunk later
-        d = denseT.shape[0]
+        dense_kernel_row(denseT, i, n, ktype, gamma, coef0, degree, tmp, bits)
         for t in range(n):
-            tmp[t] = 0.0
-        if ktype == 2:
-            for f in range(d):
-                x = denseT[f, i]
-                col = denseT[f]
-                for t in range(n):
-                    v = x - col[t]
-                    tmp[t] += v * v
-            for t in range(n):
-                tmp[t] = -gamma * tmp[t]
-            exp_nonpositive(tmp, n, bits)
-            for t in range(n):
-                cache[s, t] = yi * y[t] * (tmp[t] + kbias)
-        else:
-            for f in range(d):
-                x = denseT[f, i]
-                col = denseT[f]
-                for t in range(n):
-                    tmp[t] += x * col[t]
-            for t in range(n):
-                cache[s, t] = yi * y[t] * kernel_from_dot(tmp[t], 0.0, 0.0, ktype, gamma, coef0,
-                                                          degree, kbias)
+            cache[s, t] = yi * y[t] * (tmp[t] + kbias)
         slot_epoch[s] = -1
         slot_stamp[s] = istate[_CLOCK]
         return s

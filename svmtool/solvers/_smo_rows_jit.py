@@ -15,8 +15,8 @@ are named here.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (dense_dist2, dense_dot, exp_nonpositive, gather_dot,
-                                 kernel_from_dot, scatter, unscatter)
+from svmtool.ops.kernels import (dense_dist2, dense_dot, dense_kernel_row, exp_nonpositive,
+                                 gather_dot, kernel_from_dot, scatter, unscatter)
 from svmtool.ops.row_cache import lru_slot
 
 # istate fields
@@ -40,30 +40,9 @@ def fill_row(d, dact, nd, full, indptr, indices, data, sq, dense, denseT, use_de
         return
     if use_dense and full:
         # the whole row, feature by feature over the feature-major copy (loops that vectorise)
-        nf = denseT.shape[0]
+        dense_kernel_row(denseT, d, l, ktype, gamma, coef0, degree, tmp, bits)
         for e in range(l):
-            tmp[e] = 0.0
-        if ktype == 2:
-            for f in range(nf):
-                x = denseT[f, d]
-                col = denseT[f]
-                for e in range(l):
-                    v = x - col[e]
-                    tmp[e] += v * v
-            for e in range(l):
-                tmp[e] = -gamma * tmp[e]
-            exp_nonpositive(tmp, l, bits)
-            for e in range(l):
-                out[e] = tmp[e]
-        else:
-            for f in range(nf):
-                x = denseT[f, d]
-                if x != 0.0:
-                    col = denseT[f]
-                    for e in range(l):
-                        tmp[e] += x * col[e]
-            for e in range(l):
-                out[e] = kernel_from_dot(tmp[e], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
+            out[e] = tmp[e]
         return
     n_buf = buf.shape[0]
     if full and not use_dense and cp.shape[0] > 1:
