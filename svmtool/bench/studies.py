@@ -25,24 +25,21 @@ import statistics
 import tempfile
 
 from svmtool.bench.anchors.programs import run_timed, svmtool_command
+from svmtool.bench.timing import interleave
 
 
 def interleaved(commands, repeat, log=None):
     """{name: (times, stdout + stderr of the last run)} of the commands ({name: argv}), each run
-    once untimed, then ``repeat`` rounds of one run of each in turn."""
-    out = {name: ([], "") for name in commands}
-    for rnd in range(repeat + 1):
-        for name, argv in commands.items():
-            dt, rc, so, se = run_timed(argv)
-            if rc != 0:
-                raise RuntimeError(f"{name}: exit {rc}: {' '.join(argv)}\n{se.strip()[-400:]}")
-            times, _ = out[name]
-            if rnd > 0:
-                times.append(dt)
-            out[name] = (times, so + se)
-        if log and rnd > 0:
-            log(f"  round {rnd}/{repeat} done")
-    return out
+    once untimed, then ``repeat`` rounds of one run of each in turn (bench.timing.interleave)."""
+    def run(name):
+        dt, rc, so, se = run_timed(commands[name])
+        if rc != 0:
+            argv = commands[name]
+            raise RuntimeError(f"{name}: exit {rc}: {' '.join(argv)}\n{se.strip()[-400:]}")
+        return so + se, dt
+
+    res = interleave(list(commands), run, repeat, log=log)
+    return {name: (times, text) for name, (text, _, times) in res.items()}
 
 
 def _median_min(times):

@@ -51,28 +51,42 @@ def timed_call(fn):
     return r, time.perf_counter() - t
 
 
+def interleave(names, call, repeat, on_warmup_error=None, log=None):
+    """Interleaved timing: ``call(name)`` returns ``(result, seconds)``; one warm-up call of every
+    name, then ``repeat`` (at least 1) rounds of one call of each in turn.  Returns {name: (last
+    result, warm-up seconds, [round seconds])}.  With ``on_warmup_error(name, exc)``, a name whose
+    warm-up raises is reported there and left out; without it the error propagates."""
+    out, live = {}, []
+    for name in names:
+        try:
+            res, dt = call(name)
+        except Exception as e:      # one failing runner must not sink the benchmark
+            if on_warmup_error is None:
+                raise
+            on_warmup_error(name, e)
+            continue
+        out[name] = [res, dt, []]
+        live.append(name)
+    rounds = max(1, repeat)
+    for i in range(rounds):
+        for name in live:
+            out[name][0], dt = call(name)
+            out[name][2].append(dt)
+        if log:
+            log(f"  round {i + 1}/{rounds}: " + ", ".join(f"{n} {out[n][2][-1]:.2f} s"
+                                                          for n in live))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def interleaved_runs(runners, states, C, eps, repeat, errors, log=None):
     """{runner name: (raw, first, times)} for the runners with a state; a runner whose warm-up
     fails is left out, with its error appended to ``errors``."""
-    out = {}
-    live = [r for r in runners if r.name in states]
-    for r in list(live):
-        t0 = time.perf_counter()
-        try:
-            raw = r.fit(states[r.name], C, eps)
-        except Exception as e:      # one failing runner must not sink the benchmark
-            errors.append({"runner": r.name, "C": C, "eps": eps, "error": repr(e)})
-            live.remove(r)
-            continue
-        out[r.name] = [raw, time.perf_counter() - t0, []]
-    for i in range(max(1, repeat)):
-        for r in live:
-            t0 = time.perf_counter()
-            out[r.name][0] = r.fit(states[r.name], C, eps)
-            out[r.name][2].append(time.perf_counter() - t0)
-        if log:
-            log(f"  round {i + 1}: " + ", ".join(f"{r.name} {out[r.name][2][-1]:.2f} s"
-                                                 for r in live))
-    return {k: tuple(v) for k, v in out.items()}
+    byname = {r.name: r for r in runners if r.name in states}
+
+    def fit(name):
+        return timed_call(lambda: byname[name].fit(states[name], C, eps))
+
+    def failed(name, e):
+        errors.append({"runner": name, "C": C, "eps": eps, "error": repr(e)})
+
+    return interleave(list(byname), fit, repeat, on_warmup_error=failed, log=log)
