@@ -83,8 +83,9 @@ def _train(problem, params, *, callback, init_model, **kwargs):
             from dataclasses import replace as _replace
 
             kwargs = (("budget_bytes", memory_budget_bytes(params)),)
-            if _shard_sources(problem) is not None:
-                kwargs += (("sources", _shard_sources(problem)),)
+            sources = _shard_sources(problem)
+            if sources is not None:
+                kwargs += (("sources", sources),)
                 problem = _RowsElsewhere(problem)
             driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
                                    function="fit_ranking", kwargs=kwargs)
@@ -385,9 +386,11 @@ def _streaming_mode(problem, params, spec):
         return "blocks"
     # automatic: a mapped cache larger than the budget
     budget = memory_budget_bytes(params)
-    if path is None or budget is None or _data_bytes(problem, path) <= budget:
+    if path is None or budget is None:
         return None
     size = _data_bytes(problem, path)
+    if size <= budget:
+        return None
     if not spec.out_of_core or params.liblinear_rng:
         why = "--liblinear-rng" if spec.out_of_core else f"-s {spec.name}"
         warnings.warn(f"{path} ({size >> 20} MB) is larger than the memory "
