@@ -130,6 +130,24 @@ def test_conquer_from_a_poor_start_meets_eps_on_every_row():
     assert abs(f - f_ref) <= 1e-6 * abs(f_ref)
 
 
+def test_conquer_from_zero_meets_eps_although_w_is_every_row():
+    """alpha = 0 puts every row in W at once: the first (loose) round must not be the last, the
+    loop goes on to a solve at eps."""
+    from svmtool.solvers.dcsvm_conquer import conquer, result_fields
+
+    prob = moons(300, seed=3)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0, kbias=1.0)
+    C = np.full(prob.n_rows, 4.0)
+    alpha = np.zeros(prob.n_rows)
+    last, G, info = conquer(X, prob.y, C, k, alpha, eps=1e-6, threads=2)
+    f, _, viol = result_fields(alpha, G, C, 1e-6)
+    assert viol <= 1e-6
+    Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
+    f_ref = objective(Q, dense_qp(Q, 4.0, iters=6000))
+    assert abs(f - f_ref) <= 1e-6 * abs(f_ref)
+
+
 def tiny_early_model():
     """Hand-made: linear kernel, two clusters, one local model each."""
     centres = Rows.of(sp.csr_matrix(np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 0.0]])))

@@ -78,7 +78,9 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         if len(out) == 0:
             rounds.append({"round": rnd, "rows": len(W), "solve": t1 - t0, "expansion": 0.0,
                            "moved": 0, "added": 0, "steps": r.iterations})
-            break
+            if tol <= eps or not r.converged:
+                break
+            continue            # W is every row but was solved loosely: once more at eps
         if base is None:
             src = np.flatnonzero(alpha > 0)
             coef = alpha[src] * y[src]
