@@ -154,10 +154,11 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         primal = 0.5 * float(vdot(w, w)) + R
         # most violated constraint minus working-set slack
         violation = max(0.0, R - model) if perf else R - model
+        stop_gap = violation if perf else violation + qp_gap     # what the stopping rule tests
         if callback is not None and it > 0:
             callback(it, {"primal": primal, "lower": lower, "violation": violation / risk.scale,
                           "cuts": ws.size, "elapsed": time.perf_counter() - t_start})
-        if it > 0 and violation + (0.0 if perf else qp_gap) <= target:
+        if it > 0 and stop_gap <= target:
             converged = True
             break
         if it >= max_iter:
@@ -166,7 +167,7 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         if no_progress(it, lower, best):
             stopped = "no progress"
             break
-        if cap_foreseen(it, violation + (0.0 if perf else qp_gap), target, max_iter):
+        if cap_foreseen(it, stop_gap, target, max_iter):
             stopped = "cap foreseen"
             break
         if it > 0 and time_up(deadline):
@@ -195,8 +196,8 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
     elif stopped == "no progress":
         warning = no_progress_warning("cp", it, lower, best, eps)
     elif stopped == "cap foreseen":
-        warning = cap_foreseen_warning("cp", it, violation + (0.0 if perf else qp_gap), target,
-                                       max_iter, perf_eps if perf else eps)
+        warning = cap_foreseen_warning("cp", it, stop_gap, target, max_iter,
+                                       perf_eps if perf else eps)
     elif stopped:
         warning = time_limit_warning("cp", it)
     else:
