@@ -58,15 +58,17 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Train binary logistic regression by dual coordinate descent; see the module docstring."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers._lr_dual_jit import lr_dual_iterations
-    from svmtool.solvers.dcd import batches, csr_arrays, permutation_rng, replay
+    from svmtool.solvers.dcd import _unsigned_views, batches, permutation_rng, replay
 
     t_start = time.perf_counter()
-    indptr, indices, data = csr_arrays(indptr, indices, data)
+    n_features = int(n_features)
+    indices = np.ascontiguousarray(indices)
+    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, n_features)
+    data = np.ascontiguousarray(data, dtype=np.float64)
     l = indptr.shape[0] - 1
     y, C_pos, C_neg = check_binary(l, y, C_pos, C_neg)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    n_features = int(n_features)
     cost = np.where(y > 0, C_pos, C_neg)
     xtx = row_sq_norms(indptr, data)
     alpha = np.empty(2 * l)
@@ -76,7 +78,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     w = csr_t_dot(indptr, indices, data, y * alpha[0::2], n_features)
     index = np.arange(l, dtype=np.int64)
     rng = permutation_rng(params)
-    fstate = np.array([1e-2])
+    fstate = np.array([1e-2, 0.0])
     istate = np.zeros(2, dtype=np.int64)
     step = _ITERS_PER_CALL if callback is not None else max_iter
     hist = np.empty((max(step, 1), 2))
@@ -87,7 +89,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         istate[1] = 1
 
     def run():
-        return lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fstate,
+        return lr_dual_iterations(indptr_u, indices_u, data, y, xtx, alpha, w, index, cost, fstate,
                                   istate, rng, bool(params.liblinear_rng), eps, min(1e-8, eps),
                                   max_iter, step, hist)
 

@@ -68,7 +68,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """
     from svmtool.ops.sparse import csr_dot_dense, row_sq_norms
     from svmtool.solvers._svr_jit import svr_iterations
-    from svmtool.solvers.dcd import (batches, csr_arrays, glibc_rand_state, replay,
+    from svmtool.solvers.dcd import (_unsigned_views, batches, glibc_rand_state, replay,
                                      splitmix_state)
 
     t_start = time.perf_counter()
@@ -80,7 +80,9 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     p = float(params.svr.p)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    indptr, indices, data = csr_arrays(indptr, indices, data)
+    indices = np.ascontiguousarray(indices)
+    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, int(n_features))
+    data = np.ascontiguousarray(data, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     l = indptr.shape[0] - 1
     if y.shape[0] != l:
@@ -102,7 +104,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         istate[2] = 1
 
     def run():
-        return svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fstate,
+        return svr_iterations(indptr_u, indices_u, data, y, qd, beta, w, index, lam, ub, p, fstate,
                               istate, rng, bool(params.liblinear_rng), bool(params.shrinking),
                               eps, max_iter, step, hist)
 
