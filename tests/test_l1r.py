@@ -73,3 +73,24 @@ def test_round_trip_through_liblinear_predict(tmp_path):
     ours = np.array([float(ln.split()[0]) for ln in out.read_text().splitlines()[1:]])
     labels, _ = liblinear_predict(HEART, model)
     assert np.array_equal(ours, labels)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_columns_are_scipys_csc_with_rows_in_order(seed):
+    # the L1 solvers' column copy (a counting sort in ops.sparse) against scipy's conversion;
+    # a last column cut off by n_cols is left out, as the solvers' n_features asks
+    import scipy.sparse as sp
+
+    from svmtool.solvers.l1r_svc import to_columns
+
+    rng = np.random.default_rng(seed)
+    a = sp.random(int(rng.integers(0, 40)), int(rng.integers(1, 15)), density=0.3,
+                  format="csr", random_state=seed)
+    n = a.shape[1] - (seed % 2)
+    cptr, rows, vals = to_columns(a.indptr, a.indices, a.data, n)
+    b = a[:, :n].tocsc()
+    b.sort_indices()
+    assert cptr.dtype == np.uint64 and rows.dtype == np.uint32
+    np.testing.assert_array_equal(cptr, b.indptr)
+    np.testing.assert_array_equal(rows, b.indices)
+    np.testing.assert_array_equal(vals, b.data)

@@ -9,7 +9,9 @@ columns) and ``data`` (float64) and plain numpy vectors; none builds a scipy obj
   test features the model does not know);
 * :func:`csr_t_dot`     -- ``X.T @ v`` as a vector of length ``n_features`` (columns
   ``>= n_features`` ignored);
-* :func:`row_sq_norms`  -- ``||x_i||^2`` for every row.
+* :func:`row_sq_norms`  -- ``||x_i||^2`` for every row;
+* :func:`csr_to_csc`    -- the same matrix by columns (a counting sort: each column's rows in
+  increasing order), with unsigned index arrays.
 
 Sums run left to right over each row's stored entries, the order LIBLINEAR's ``sparse_operator``
 uses, so a solver built on these reproduces LIBLINEAR's rounding.
@@ -85,3 +87,32 @@ def row_sq_norms(indptr, data):
             s += v * v
         out[i] = s
     return out
+
+
+@njit
+def csr_to_csc(indptr, indices, data, n_cols):
+    """``(cptr uint64[n_cols + 1], rows uint32, vals float64)``: the stored entries of the rows
+    ``indptr[0]..`` grouped by column, within a column in increasing row order (the order a
+    stable sort by column gives).  Entries of columns ``>= n_cols`` are left out."""
+    n_rows = indptr.shape[0] - 1
+    lo = indptr[0]
+    cptr = np.zeros(n_cols + 1, dtype=np.uint64)
+    for k in range(lo, indptr[n_rows]):
+        if indices[k] < n_cols:
+            cptr[indices[k] + 1] += 1
+    for j in range(n_cols):
+        cptr[j + 1] += cptr[j]
+    fill = cptr[:n_cols].copy()
+    nnz = cptr[n_cols]
+    rows = np.empty(nnz, dtype=np.uint32)
+    vals = np.empty(nnz, dtype=np.float64)
+    for i in range(n_rows):
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if j >= n_cols:
+                continue
+            p = fill[j]
+            rows[p] = i
+            vals[p] = data[k]
+            fill[j] = p + 1
+    return cptr, rows, vals

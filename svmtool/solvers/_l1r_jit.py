@@ -1,8 +1,10 @@
 """The jitted loops of the L1-regularised solvers (see :mod:`svmtool.solvers.l1r_svc` for -s 5
 and :mod:`svmtool.solvers.l1r_lr` for -s 6).  Both work on the data by columns (CSC arrays:
-``cptr`` int64, ``rows`` int64, ``vals`` float64), run to convergence or their cap in one call and
-record one row of history per outer iteration.  Floating-point operations follow LIBLINEAR's
-order, so with its generator (``use_glibc``) the weights are bit-identical to LIBLINEAR's.
+``cptr`` uint64, ``rows`` uint32, ``vals`` float64), run to convergence or their cap in one call
+and record one row of history per outer iteration.  Floating-point operations follow LIBLINEAR's
+order, so with its generator (``use_glibc``) the weights are bit-identical to LIBLINEAR's.  The
+coordinate-descent loops visit the columns in random order; as the dual solvers do with their
+rows (:mod:`svmtool.solvers._dcd_jit`), they prefetch the columns visited next (reads only).
 """
 
 import math
@@ -10,7 +12,28 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.solvers._dcd_jit import _PF_FAR, _PF_LINE, _PF_NEAR, _pf
 from svmtool.solvers._dcd_jit import shuffle as _shuffle
+
+_FAR = int(_PF_FAR)         # as signed integers: the column positions here are int64
+_NEAR = int(_PF_NEAR)
+
+
+@njit(inline="always")
+def _pf_column(cptr, rows, vals, index, s, active):
+    """Request the start of the column visited ``_NEAR`` steps ahead and the column pointer of
+    the one ``_FAR`` ahead; returns 0 (or the loaded values without a prefetch instruction)."""
+    sink = 0.0
+    if s + _FAR < active:
+        sink += _pf(cptr, index[s + _FAR])
+    if s + _NEAR < active:
+        q = cptr[index[s + _NEAR]]
+        if q < np.uint64(vals.shape[0]):
+            sink += _pf(rows, q) + _pf(vals, q)
+            q += _PF_LINE
+            if q < np.uint64(vals.shape[0]):
+                sink += _pf(vals, q)
+    return sink
 
 
 @njit(inline="always")
@@ -56,8 +79,8 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
     ``min_w |w|_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2``.
 
     ``vals`` already holds ``y_i x_ij``; ``b`` = 1 - y_i w'x_i per row (ones for w = 0);
-    ``xj_sq[j]`` = sum_i C_i (y_i x_ij)^2.  ``out`` float64[4] receives (iterations,
-    converged, Gnorm1 of the last iteration, Gnorm1 of the first); ``hist[t]`` = (Gmax, Gnorm1,
+    ``xj_sq[j]`` = sum_i C_i (y_i x_ij)^2.  ``out`` float64[5] receives (iterations,
+    converged, Gnorm1 of the last iteration, Gnorm1 of the first, scratch); ``hist[t]`` = (Gmax, Gnorm1,
     active_size) of iteration t.
     """
     n = w.shape[0]
@@ -70,6 +93,7 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
     active = n
     it = 0
     converged = False
+    sink = 0.0
     while it < max_iter:
         gmax_new = 0.0
         gnorm1_new = 0.0
@@ -77,6 +101,7 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
         s = 0
         while s < active:
             j = index[s]
+            sink += _pf_column(cptr, rows, vals, index, s, active)
             g_loss = 0.0
             h = 0.0
             for k in range(cptr[j], cptr[j + 1]):
@@ -181,6 +206,7 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
     out[1] = 1.0 if converged else 0.0
     out[2] = gnorm1_new
     out[3] = gnorm1_init
+    out[4] = sink           # keeps the prefetching loads alive; no meaning
     return it
 
 
@@ -189,8 +215,8 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
            max_newton_iter, max_iter, hist, out):
     """newGLMNET for ``min_w |w|_1 + sum_i C_i log(1 + exp(-y_i w'x_i))`` (w starts at 0).
 
-    ``vals`` holds the plain ``x_ij``.  ``out`` float64[5] receives (Newton iterations,
-    converged, Gnorm1 of the last, Gnorm1 of the first, CD cycles in all); ``hist[t]`` =
+    ``vals`` holds the plain ``x_ij``.  ``out`` float64[6] receives (Newton iterations,
+    converged, Gnorm1 of the last, Gnorm1 of the first, CD cycles in all, scratch); ``hist[t]`` =
     (Gmax, Gnorm1, CD cycles) of Newton iteration t.
     """
     n = w.shape[0]
@@ -233,6 +259,7 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
     newton_iter = 0
     cycles = 0
     converged = False
+    sink = 0.0
     while newton_iter < max_newton_iter:
         gmax_new = 0.0
         gnorm1_new = 0.0
@@ -240,6 +267,7 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
         s = 0
         while s < active:
             j = index[s]
+            sink += _pf_column(cptr, rows, vals, index, s, active)
             hdiag[j] = nu
             tmp = 0.0
             for k in range(cptr[j], cptr[j + 1]):
@@ -278,6 +306,7 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
             s = 0
             while s < qp_active:
                 j = index[s]
+                sink += _pf_column(cptr, rows, vals, index, s, qp_active)
                 h = hdiag[j]
                 g = grad[j] + (wpd[j] - w[j]) * nu
                 for k in range(cptr[j], cptr[j + 1]):
@@ -379,6 +408,7 @@ def l1r_lr(cptr, rows, vals, y, cost, w, index, rng, use_glibc, shrinking, free_
     out[2] = gnorm1_new
     out[3] = gnorm1_init
     out[4] = cycles
+    out[5] = sink           # keeps the prefetching loads alive; no meaning
     return newton_iter
 
 

@@ -69,7 +69,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     w = np.zeros(n)
     index = np.arange(n, dtype=np.int64)
     hist = np.zeros((max(max_newton, 1), 3))
-    out = np.zeros(5)
+    out = np.zeros(6)
     free_last = not params.bias_reg.regularize and n > 0
     t_loop = time.perf_counter()
     l1r_lr(cptr, rows, vals, y, cost, w, index, permutation_rng(params), bool(params.liblinear_rng),

@@ -55,17 +55,15 @@ LIBLINEAR_MAX_ITER = 1000
 
 def to_columns(indptr, indices, data, n_cols):
     """CSC arrays ``(cptr, rows, vals)`` of a CSR matrix, each column's rows in increasing order
-    (LIBLINEAR's ``transpose``)."""
-    indptr = np.asarray(indptr, dtype=np.int64)
-    lo, hi = int(indptr[0]), int(indptr[-1])
-    cols = np.asarray(indices[lo:hi], dtype=np.int64)
-    l = indptr.shape[0] - 1
-    row_of = np.repeat(np.arange(l, dtype=np.int64), np.diff(indptr))
-    order = np.argsort(cols, kind="stable")
-    cptr = np.zeros(n_cols + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=n_cols)[:n_cols], out=cptr[1:])
-    return cptr, row_of[order], np.ascontiguousarray(np.asarray(data[lo:hi])[order],
-                                                     dtype=np.float64)
+    (LIBLINEAR's ``transpose``); ``cptr`` uint64 and ``rows`` uint32, as the jitted loops take
+    them (unsigned: no wrap-around code for negative indices)."""
+    from svmtool.ops.sparse import csr_to_csc
+
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if indptr.shape[0] - 1 > 0xFFFFFFFF:
+        raise ValueError("more than 2^32 - 1 rows are not supported by the L1 solvers")
+    indices = np.ascontiguousarray(indices)
+    return csr_to_csc(indptr, indices, np.ascontiguousarray(data, dtype=np.float64), int(n_cols))
 
 
 def class_tolerance(eps, y):
@@ -94,7 +92,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     b = np.ones(y.shape[0])
     index = np.arange(n, dtype=np.int64)
     hist = np.zeros((max(max_iter, 1), 3))
-    out = np.zeros(4)
+    out = np.zeros(5)
     t_loop = time.perf_counter()
     l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, permutation_rng(params),
                bool(params.liblinear_rng), bool(params.shrinking),
