@@ -156,6 +156,19 @@ def test_save_model_layout_matches_formats_md(tmp_path):
                     "0.5 \n-0 \n0.33333333333333331 \n")
 
 
+@settings(max_examples=60, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(0, 8), st.sampled_from([1, 3, 5])),
+                  elements=st.sampled_from([0.0, -0.0, 5e-324, -1.5, 1 / 3, 1e300, 2.0 ** -1074])))
+def test_weight_lines_are_percent_17g_of_every_number(w):
+    # the writer formats only the non-zero weights; the text must be what formatting every
+    # number with %.17g (LIBLINEAR's fprintf) gives, -0.0 included
+    nr_class = 2 if w.shape[1] == 1 else w.shape[1]
+    m = LinearModel("L2R_L2LOSS_SVC", np.arange(1.0, nr_class + 1), w.shape[0], -1, w)
+    lines = liblinear_text(m).split("\n")
+    body = lines[lines.index("w") + 1:-1]
+    assert body == ["".join("%.17g " % v for v in row) for row in w.tolist()]
+
+
 def test_save_to_stdout(capsys):
     m = LinearModel("L2R_L1LOSS_SVC_DUAL", np.array([1.0, 2.0]), 1, -1, np.array([[2.0]]))
     save_model(m, "-")

@@ -29,9 +29,27 @@ def liblinear_text(model: LinearModel) -> str:
     if model.is_oneclass():
         head.append(f"rho {format_g17(model.rho)}")
     head.append("w")
-    row_format = "%.17g " * model.nr_w
-    rows = [row_format % tuple(r) for r in model.w.tolist()]
-    return "\n".join(head + rows) + "\n"
+    return "\n".join(head + _weight_lines(np.asarray(model.w, dtype=np.float64))) + "\n"
+
+
+def _weight_lines(w):
+    """The ``w`` section's lines: each row's numbers as ``%.17g``, each followed by a space.
+
+    Formatting a double this way costs Python about 0.4 us, and the models of sparse data are
+    mostly zeros (news20's 20-class model: 72% of its 1.24 million weights), so only the
+    non-zero numbers are formatted; a zero (but not -0.0, which prints as "-0") is the string
+    "0" that ``%.17g`` would give.
+    """
+    if w.size == 0:
+        return [""] * w.shape[0]
+    plain_zero = (w == 0.0) & ~np.signbit(w)
+    if not plain_zero.any():
+        row_format = "%.17g " * w.shape[1]
+        return [row_format % tuple(r) for r in w.tolist()]
+    cells = np.full(w.shape, "0", dtype=object)
+    keep = ~plain_zero
+    cells[keep] = list(map("%.17g".__mod__, w[keep].tolist()))
+    return [" ".join(r) + " " for r in cells.tolist()]
 
 
 def read_liblinear(text, name):
