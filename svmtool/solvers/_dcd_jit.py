@@ -131,6 +131,24 @@ else:
 _PF_LINE = np.uint64(8)    # float64 entries per 64-byte cache line
 
 
+@njit(inline="always")
+def pf_row(indptr, indices, data, r):
+    """Request the first stored entries of row ``r`` (``indptr`` uint64): its first indices and
+    two cache lines of its values, for the other coordinate-descent loops (the loop below keeps
+    the same lines written out: through this helper it ran 5-10% slower on a9a).  Returns 0 (the
+    loaded values when there is no prefetch instruction: the caller adds them into a sink that
+    it stores, so they stay)."""
+    sink = 0.0
+    n_data = np.uint64(data.shape[0])
+    q = indptr[r]
+    if q < n_data:
+        sink += _pf(data, q) + _pf(indices, q)
+        q += _PF_LINE
+        if q < n_data:
+            sink += _pf(data, q)
+    return sink
+
+
 # --------------------------------------------------------------------------------------------
 # the jitted outer iterations
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _PF_FAR, _PF_LINE, _PF_NEAR, _pf
+from svmtool.solvers._dcd_jit import _PF_FAR, _PF_NEAR, _pf, pf_row
 from svmtool.solvers._dcd_jit import shuffle as _shuffle
 
 _FAR = int(_PF_FAR)         # as signed integers: the column positions here are int64
@@ -27,12 +27,7 @@ def _pf_column(cptr, rows, vals, index, s, active):
     if s + _FAR < active:
         sink += _pf(cptr, index[s + _FAR])
     if s + _NEAR < active:
-        q = cptr[index[s + _NEAR]]
-        if q < np.uint64(vals.shape[0]):
-            sink += _pf(rows, q) + _pf(vals, q)
-            q += _PF_LINE
-            if q < np.uint64(vals.shape[0]):
-                sink += _pf(vals, q)
+        sink += pf_row(cptr, rows, vals, index[s + _NEAR])
     return sink
 
 

@@ -15,7 +15,7 @@ import math
 from svmtool._jit import njit
 import numpy as np
 
-from svmtool.solvers._dcd_jit import _PF_FAR, _PF_LINE, _PF_NEAR, _pf, shuffle
+from svmtool.solvers._dcd_jit import _PF_FAR, _PF_NEAR, _pf, pf_row, shuffle
 
 _FAR = int(_PF_FAR)         # as signed integers: the row positions here are int64
 _NEAR = int(_PF_NEAR)
@@ -36,7 +36,6 @@ def lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fst
     it = istate[0]
     innereps = fstate[0]
     done = 0
-    n_data = np.uint64(data.shape[0])
     sink = 0.0
     while it < max_iter and done < n_iter:
         shuffle(index, l, rng, use_glibc)
@@ -48,12 +47,7 @@ def lr_dual_iterations(indptr, indices, data, y, xtx, alpha, w, index, cost, fst
                 r = index[s + _FAR]
                 sink += _pf(indptr, r) + _pf(alpha, 2 * r) + _pf(xtx, r) + _pf(y, r) + _pf(cost, r)
             if s + _NEAR < l:
-                q = indptr[index[s + _NEAR]]
-                if q < n_data:
-                    sink += _pf(data, q) + _pf(indices, q)
-                    q += _PF_LINE
-                    if q < n_data:
-                        sink += _pf(data, q)
+                sink += pf_row(indptr, indices, data, index[s + _NEAR])
             yi = y[i]
             C = cost[i]
             p0 = indptr[i]

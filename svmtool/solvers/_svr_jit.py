@@ -12,7 +12,7 @@ are prefetched (reads only: the results are unchanged).
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers._dcd_jit import _PF_FAR, _PF_LINE, _PF_NEAR, _pf, shuffle
+from svmtool.solvers._dcd_jit import _PF_FAR, _PF_NEAR, _pf, pf_row, shuffle
 
 _FAR = int(_PF_FAR)         # as signed integers: the row positions here are int64
 _NEAR = int(_PF_NEAR)
@@ -35,7 +35,6 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
     gmax_old = fstate[0]
     gnorm1_init = fstate[1]
     done = 0
-    n_data = np.uint64(data.shape[0])
     sink = 0.0
     while it < max_iter and done < n_iter:
         gmax_new = 0.0
@@ -48,12 +47,7 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
                 r = index[s + _FAR]
                 sink += _pf(indptr, r) + _pf(beta, r) + _pf(qd, r) + _pf(y, r)
             if s + _NEAR < active:
-                q = indptr[index[s + _NEAR]]
-                if q < n_data:
-                    sink += _pf(data, q) + _pf(indices, q)
-                    q += _PF_LINE
-                    if q < n_data:
-                        sink += _pf(data, q)
+                sink += pf_row(indptr, indices, data, index[s + _NEAR])
             p0 = indptr[i]
             p1 = indptr[i + 1]
             b = beta[i]
