@@ -30,9 +30,11 @@ computed once (with the kernel bias), so that a pair's Q is read in place from t
 it; all of its pairs are solved in one jitted call, by the kernel solver's greedy two-variable
 coordinate descent on the dense block (single-variable steps zigzag under the kernel bias, which
 couples every variable: letter took 7x the steps).
-Clusters are shared out over threads.  A cluster whose block would not fit the per-thread share
-of the kernel cache (``-m``) has its pairs solved by the kernel solver of ``-s kernel`` instead,
-so memory stays bounded by the cache size.
+Clusters are shared out over threads, or with ``--dask`` sent to the workers, one task a
+cluster with its rows (:func:`cluster_task`: the same computation, so the same model).  A
+cluster whose block would not fit the per-thread share of the kernel cache (``-m``) has its
+pairs solved by the kernel solver of ``-s kernel`` instead, so memory stays bounded by the
+cache size.
 
 The multilevel warm starts of the binary DC-SVM are not used here: they pay for large
 subproblems, and these are solved from scratch in microseconds.
