@@ -185,18 +185,19 @@ def train_ovo(problem, params, spec, callback=None, init_model=None):
 
 
 def _pairs_with_tasks(session, npairs, pair_problem, fit_pair, kernel, params, n_thr):
-    """DC-SVM's pairs with --dask (a binary problem is one pair): a pair that ``fit`` would not
-    divide (fewer than DC_MIN_ROWS rows, or the exact model from a warm start: no clustered
-    level) is one task, the whole pair solved on a worker; the others run here, their levels'
-    cluster subproblems as tasks and their conquer step on this process.  The results of the
-    pairs, in pair order."""
+    """DC-SVM's pairs with --dask (a binary problem is one pair): a pair that ``fit`` would
+    solve directly (fewer than DC_MIN_ROWS rows: no clustered level) is one task, the whole
+    pair solved on a worker; the others run here, their levels' cluster subproblems as tasks
+    and their conquer step (for a warm start, from the --init-model, the only step) on this
+    process.  The results of the pairs, in pair order."""
     from svmtool.solvers.dcsvm import planned_levels, submit_fit
 
     remote, here, results = {}, [], [None] * npairs
     for q in range(npairs):
         Xp, yb, Cv, init_alpha = pair_problem(q)
         warm = init_alpha is not None and bool(np.any(init_alpha > 0))
-        if any(nc > 1 for _, nc in planned_levels(Xp.n_rows, params, warm)):
+        divides = any(nc > 1 for _, nc in planned_levels(Xp.n_rows, params, warm))
+        if divides or (warm and not params.dcsvm.early):
             here.append(q)          # its rows are taken again when it runs (memory)
         else:
             remote[q] = submit_fit(session, Xp, yb, Cv, kernel, params, init_alpha)
