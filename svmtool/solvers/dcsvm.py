@@ -88,6 +88,41 @@ def default_early_level(levels, k):
     return best
 
 
+def level_plan(n, levels, k, early, keep_levels):
+    """The levels ``fit`` clusters for ``n`` rows, [(level, clusters)], finest first (``levels``
+    0: none).  A level's clusters keep MIN_CLUSTER_ROWS rows on average, a level with as many
+    clusters as the one before is skipped; the exact model skips the levels of fewer than
+    MIN_EXACT_CLUSTER_ROWS rows a cluster (unless every level's model is kept) and stops before
+    a level of fewer than MIN_LEVEL_CLUSTERS clusters; the early model stops at its level."""
+    plan, prev_nc = [], None
+    for l in range(levels, 0, -1):
+        nc = int(min(k ** l, max(1, n // MIN_CLUSTER_ROWS)))
+        if nc == prev_nc:
+            continue
+        if early is None and plan and nc < MIN_LEVEL_CLUSTERS:
+            break           # the conquer step's working set takes over from here
+        if early is None and not keep_levels and n < MIN_EXACT_CLUSTER_ROWS * nc:
+            continue        # subproblems too small to pay for their clustering pass
+        prev_nc = nc
+        plan.append((l, nc))
+        if early is not None and l <= early:
+            break
+    return plan
+
+
+def planned_levels(n, params, warm=False):
+    """:func:`level_plan` for a problem of ``n`` rows under ``params``: none below DC_MIN_ROWS
+    rows (too small to divide: the plain solver, one cluster if --early) and none for the exact
+    model from a warm start (``warm``: an alpha with support vectors, from an earlier model,
+    already close: dividing again would only undo it; the conquer step starts from it)."""
+    dp = params.dcsvm
+    levels, k = int(dp.levels), int(dp.k_clusters)
+    early = (dp.early_level or default_early_level(levels, k)) if dp.early else None
+    if n < DC_MIN_ROWS or (warm and early is None):
+        return []
+    return level_plan(n, levels, k, early, bool(dp.keep_level_models))
+
+
 def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, context=None):
     dp = params.dcsvm
     levels, k, sample = int(dp.levels), int(dp.k_clusters), int(dp.sample)
@@ -103,31 +138,16 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     n = X.n_rows
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
-    if n < DC_MIN_ROWS:
-        levels = 0          # too small to divide: the plain solver (one cluster if --early)
     t_start = time.perf_counter()
     deadline = params.deadline
     stopped = None
     alpha = np.zeros(n) if init_alpha is None else np.clip(init_alpha, 0.0, C).astype(np.float64)
     warm = bool(np.any(alpha > 0))
-    if warm and early is None:
-        # a warm start (the support vectors of an earlier model): its alpha is already close,
-        # dividing again would only undo it; the conquer step starts from its support vectors
-        levels = 0
     stats = []
     level_models = {}
     early_model = None
-    prev_nc = None
     prev_cl = None
-    for l in range(levels, 0, -1):
-        nc = int(min(k ** l, max(1, n // MIN_CLUSTER_ROWS)))
-        if nc == prev_nc:
-            continue
-        if early is None and stats and nc < MIN_LEVEL_CLUSTERS:
-            break           # the conquer step's working set takes over from here
-        if early is None and not keep_levels and n < MIN_EXACT_CLUSTER_ROWS * nc:
-            continue        # subproblems too small to pay for their clustering pass
-        prev_nc = nc
+    for l, nc in planned_levels(n, params, warm):
         if callback is not None:
             callback(0, {"level": l, "stage": "clustering"})
         t0 = time.perf_counter()
@@ -282,6 +302,30 @@ def _run_on_cluster(session, X, y, C, alpha, groups, kernel, eps, shrinking, cac
         rows_of.append(rows)
     results = session.gather(futures)
     return list(zip(rows_of, results))
+
+
+def fit_task(indptr, indices, data, sq, n_features, y, C, kernel, params, init_alpha,
+             seconds_left):
+    """A whole problem that ``fit`` would not divide (a one-vs-one pair of fewer than
+    DC_MIN_ROWS rows) as one dask task: ``fit`` on the worker, from the rows as the driver
+    holds them, single-threaded, with the time budget left when it was sent."""
+    from dataclasses import replace
+
+    deadline = None if seconds_left is None else time.monotonic() + seconds_left
+    X = Rows(indptr, indices, data, sq=sq, n_features=n_features)
+    return fit(X, y, C, kernel, replace(params, deadline=deadline), init_alpha=init_alpha)
+
+
+def submit_fit(session, X: Rows, y, C, kernel, params, init_alpha=None):
+    """The future of :func:`fit_task` for (X, y, C) on the dask ``session`` (X's rows travel
+    with it; the per-level test set stays here)."""
+    from dataclasses import replace
+
+    left = None if params.deadline is None else max(0.0, params.deadline - time.monotonic())
+    shipped = replace(params, threads=1, deadline=None,
+                      dcsvm=replace(params.dcsvm, tasks=None, test=None))
+    return session.submit(fit_task, X.indptr, X.indices, X.data, X.sq, X.n_features, y, C,
+                          kernel, shipped, init_alpha, left)
 
 
 def local_pair(X, y, alpha, cl, kernel):

@@ -30,9 +30,11 @@ computed once (with the kernel bias), so that a pair's Q is read in place from t
 it; all of its pairs are solved in one jitted call, by the kernel solver's greedy two-variable
 coordinate descent on the dense block (single-variable steps zigzag under the kernel bias, which
 couples every variable: letter took 7x the steps).
-Clusters are shared out over threads.  A cluster whose block would not fit the per-thread share
-of the kernel cache (``-m``) has its pairs solved by the kernel solver of ``-s kernel`` instead,
-so memory stays bounded by the cache size.
+Clusters are shared out over threads, or with ``--dask`` sent to the workers, one task a
+cluster with its rows (:func:`cluster_task`: the same computation, so the same model).  A
+cluster whose block would not fit the per-thread share of the kernel cache (``-m``) has its
+pairs solved by the kernel solver of ``-s kernel`` instead, so memory stays bounded by the
+cache size.
 
 The multilevel warm starts of the binary DC-SVM are not used here: they pay for large
 subproblems, and these are solved from scratch in microseconds.
@@ -40,10 +42,11 @@ subproblems, and these are solved from scratch in microseconds.
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 import numpy as np
 
-from svmtool.ops.kernels import (Kernel, Rows, kernel_block_threads, n_threads,
+from svmtool.ops.kernels import (Kernel, Rows, kernel_block, n_threads,
                                  symmetric_block_dense)
 from svmtool.solvers._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, ROWS, STEPS, DUAL_F,
                                             CAPPED, solve_cluster_pairs)
@@ -93,6 +96,86 @@ def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, c
     return unconverged
 
 
+class ClusterJob(NamedTuple):
+    """What every cluster's pairs share: C per class, the kernel (with its bias), the stopping
+    rule, and the memory bound that picks the dense-block solver or the kernel solver."""
+    Cc: np.ndarray
+    kernel: Kernel
+    eps: float
+    max_steps: int
+    shrinking: bool
+    block_limit: float      # largest dense block, in values
+    cache_mb: float         # the kernel solver's cache for a cluster beyond block_limit
+
+
+def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob):
+    """One cluster: its pairs solved and its local model.  ``rows``: the cluster's rows of X,
+    sorted by class; ``cls_rows`` their class indices; ``dense``: X as a dense array (or None,
+    sparse rows).  Returns (KernelModel over all K labels, per-pair statistics, the number of
+    pairs stopped by the step cap)."""
+    from svmtool.models.kernel import KernelModel
+    from svmtool.ops.rows import take_rows
+
+    Cc, kernel = job.Cc, job.kernel
+    K = len(Cc)
+    npairs = K * (K - 1) // 2
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    m = len(rows)
+    coef = np.zeros((m, max(K - 1, 1)))
+    rho = np.zeros(npairs)
+    st = np.zeros((npairs, NSTATS))
+    unc = 0
+    if m and float(m) * m <= job.block_limit:
+        Kc = np.empty((m, m))
+        if dense is not None:
+            symmetric_block_dense(dense, X.sq, rows, *kernel.args(), Kc)
+        else:
+            # the sparse kernel loop (kernel_block_threads' path for rows it keeps sparse)
+            kernel_block(X.indptr, X.indices, X.data, X.sq, rows, X.indptr, X.indices, X.data,
+                         X.sq, rows, *kernel.args(), max(X.n_features, 1), Kc)
+        unc = solve_cluster_pairs(Kc, cls_rows, Cc, job.eps, job.max_steps, coef, rho,
+                                  kernel.kbias, st)
+    elif m:
+        unc = _solve_cluster_by_rows(X, rows, cls_rows, Cc, kernel, job.eps, job.shrinking,
+                                     job.cache_mb, coef, rho, st)
+    # support vectors class by class (the rows are sorted by class), as LIBSVM stores them
+    keep = np.flatnonzero(np.any(coef != 0.0, axis=1))
+    svs = take_rows(X, rows[keep])
+    kernel_out = Kernel(kernel.ktype, kernel.gamma, kernel.coef0, kernel.degree, 0.0)
+    local = KernelModel(kernel=kernel_out, labels=np.arange(K, dtype=np.float64), rho=rho,
+                        nr_sv=np.bincount(cls_rows[keep], minlength=K),
+                        sv_indptr=svs.indptr, sv_indices=svs.indices, sv_data=svs.data,
+                        sv_coef=coef[keep].T[:max(K - 1, 1)].copy(), nr_feature=X.n_features)
+    return local, st, unc
+
+
+def cluster_task(indptr, indices, data, sq, n_features, use_dense, cls_rows, job):
+    """:func:`cluster_model` on a dask worker, from the cluster's own rows (CSR arrays and
+    squared norms as the driver holds them): the same kernel values and the same jitted
+    solve, so the local model is the one a thread of the driver would make."""
+    Xc = Rows(indptr, indices, data, sq=sq, n_features=n_features)
+    dense = Xc.dense(max(Xc.n_features, 1)) if use_dense else None
+    return cluster_model(Xc, dense, np.arange(Xc.n_rows), cls_rows, job)
+
+
+def _clusters_on_dask(session, X, use_dense, groups, order, cls, job):
+    """Every non-empty cluster one task (largest first); {cluster: cluster_model's result}
+    in ``order``.  A lost worker's tasks are rerun by dask; if it gives up, ClusterError."""
+    from svmtool.ops.rows import take_rows
+
+    futures = {}
+    for c in order:
+        rows = groups[c]
+        if len(rows):
+            Xc = take_rows(Rows(X.indptr, X.indices, X.data, sq=X.sq, n_features=X.n_features),
+                           rows)
+            futures[c] = session.submit(cluster_task, Xc.indptr, Xc.indices, Xc.data, Xc.sq,
+                                        Xc.n_features, use_dense, cls[rows], job)
+    done = dict(zip(futures, session.gather(list(futures.values()))))
+    return {c: done[c] if c in done else cluster_model(X, None, groups[c], cls[groups[c]], job)
+            for c in order}
+
+
 def cluster_members(cl, cls, top, quantile):
     """Rows of every cluster, sorted by class (then row): the rows assigned to it, and with
     ``top`` > 1 the border rows of its neighbours: a row joins the t-th nearest of its ``top``
@@ -123,7 +206,6 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
     level report (clusters, times, #SV, objective, steps) and per-pair sums.
     """
     from svmtool.models.early import ClusterOvO
-    from svmtool.models.kernel import KernelModel
     from svmtool.solvers.dcsvm import MIN_CLUSTER_ROWS
     from svmtool.ops.rows import take_rows
     from svmtool.solvers.kmeans import two_step
@@ -158,43 +240,20 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
     # a cluster's dense block may take this much (the -m budget shared by the threads)
     block_limit = max(1.0, cache_mb / threads) * (1 << 20) / 8.0
 
-    kernel_out = Kernel(kernel.ktype, kernel.gamma, kernel.coef0, kernel.degree, 0.0)
     dense = X.dense(max(X.n_features, 1)) if X.prefers_dense() else None
-
-    def run(c):
-        """Cluster c: its pairs solved, its local model (a KernelModel), its statistics."""
-        rows = groups[c]
-        m = len(rows)
-        coef = np.zeros((m, max(K - 1, 1)))
-        rho = np.zeros(npairs)
-        st = np.zeros((npairs, NSTATS))
-        unc = 0
-        if m and float(m) * m <= block_limit:
-            if dense is not None:
-                Kc = symmetric_block_dense(dense, X.sq, rows, *kernel.args(), np.empty((m, m)))
-            else:
-                Kc = kernel_block_threads(X, rows, X, rows, kernel, threads=1)
-            unc = solve_cluster_pairs(Kc, cls[rows], Cc, eps, max_steps, coef, rho, kernel.kbias,
-                                      st)
-        elif m:
-            unc = _solve_cluster_by_rows(X, rows, cls[rows], Cc, kernel, eps, params.shrinking,
-                                         max(1.0, cache_mb / threads), coef, rho, st)
-        # support vectors class by class (the rows are sorted by class), as LIBSVM stores them
-        keep = np.flatnonzero(np.any(coef != 0.0, axis=1))
-        svs = take_rows(X, rows[keep])
-        local = KernelModel(kernel=kernel_out, labels=np.arange(K, dtype=np.float64), rho=rho,
-                            nr_sv=np.bincount(cls[rows[keep]], minlength=K),
-                            sv_indptr=svs.indptr, sv_indices=svs.indices, sv_data=svs.data,
-                            sv_coef=coef[keep].T[:max(K - 1, 1)].copy(),
-                            nr_feature=X.n_features)
-        return local, st, unc
-
+    job = ClusterJob(Cc, kernel, eps, max_steps, params.shrinking, block_limit,
+                     max(1.0, cache_mb / threads))
     order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
-    if threads > 1 and len(groups) > 1:
+    tasks = dp.tasks if len(groups) > 1 else None
+    if tasks is not None:
+        # every cluster one dask task: its rows and classes travel, its local model comes back
+        out = _clusters_on_dask(tasks, X, dense is not None, groups, order, cls, job)
+    elif threads > 1 and len(groups) > 1:
         with ThreadPoolExecutor(threads) as pool:
-            out = dict(zip(order, pool.map(run, order)))
+            out = dict(zip(order, pool.map(
+                lambda c: cluster_model(X, dense, groups[c], cls[groups[c]], job), order)))
     else:
-        out = {c: run(c) for c in order}
+        out = {c: cluster_model(X, dense, groups[c], cls[groups[c]], job) for c in order}
     local = [out[c][0] for c in range(len(groups))]
     pair_stats = np.zeros((npairs, NSTATS))
     for _, st, _ in out.values():
@@ -211,6 +270,8 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
              "objective": float(-pair_stats[:, DUAL_F].sum()),
              "steps": int(pair_stats[:, STEPS].sum()),
              "pair_stats": pair_stats, "unconverged": int(unconverged)}
+    if tasks is not None:
+        stats["tasks"] = sum(1 for g in groups if len(g))      # sent to the dask workers
     return model, stats
 
 

@@ -97,22 +97,31 @@ def train_ovo(problem, params, spec, callback=None, init_model=None):
         kp = replace(params.kernel, cache_mb=float(params.kernel.cache_mb) / n_thr)
         pair_params = replace(params, threads=1, kernel=kp)
 
-    def fit_pair(q):
+    def pair_problem(q):
+        """Rows, labels (+1 class i, -1 class j), C and warm start of pair q."""
         i, j = pairs[q]
         rows = np.concatenate([members[i], members[j]])
         yb = np.concatenate([np.ones(len(members[i])), -np.ones(len(members[j]))])
         Cv = np.concatenate([np.full(len(members[i]), wc[i]), np.full(len(members[j]), wc[j])])
-        cb = None
-        if callback is not None:
-            cb = (lambda it, info, _p=q: callback(_p, it, info))
         init_alpha = None
         if warm is not None:
             init_alpha = warm.pair_alpha(X, members[i], members[j], i, j)
-        return fit_fn(take_rows(X, rows), yb, Cv, kernel, pair_params, callback=cb,
-                      init_alpha=init_alpha,
+        return take_rows(X, rows), yb, Cv, init_alpha
+
+    def fit_pair(q):
+        i, j = pairs[q]
+        Xp, yb, Cv, init_alpha = pair_problem(q)
+        cb = None
+        if callback is not None:
+            cb = (lambda it, info, _p=q: callback(_p, it, info))
+        return fit_fn(Xp, yb, Cv, kernel, pair_params, callback=cb, init_alpha=init_alpha,
                       context={"pair": (i, j), "labels": (labels[i], labels[j])})
 
-    if n_thr > 1:
+    tasks = dp.tasks if spec.name == "dcsvm" else None
+    if tasks is not None:
+        results = _pairs_with_tasks(tasks, len(pairs), pair_problem, fit_pair, kernel,
+                                    pair_params, n_thr)
+    elif n_thr > 1:
         with ThreadPoolExecutor(n_thr) as pool:
             results = list(pool.map(fit_pair, range(len(pairs))))
     else:
@@ -173,6 +182,36 @@ def train_ovo(problem, params, spec, callback=None, init_model=None):
             _level_accuracy(model, level_stats, level_models, labels, kernel_out,
                             problem.n_features, test)
     return model
+
+
+def _pairs_with_tasks(session, npairs, pair_problem, fit_pair, kernel, params, n_thr):
+    """DC-SVM's pairs with --dask (a binary problem is one pair): a pair that ``fit`` would
+    solve directly (fewer than DC_MIN_ROWS rows: no clustered level) is one task, the whole
+    pair solved on a worker; the others run here, their levels' cluster subproblems as tasks
+    and their conquer step (for a warm start, from the --init-model, the only step) on this
+    process.  The results of the pairs, in pair order."""
+    from svmtool.solvers.dcsvm import planned_levels, submit_fit
+
+    remote, here, results = {}, [], [None] * npairs
+    for q in range(npairs):
+        Xp, yb, Cv, init_alpha = pair_problem(q)
+        warm = init_alpha is not None and bool(np.any(init_alpha > 0))
+        divides = any(nc > 1 for _, nc in planned_levels(Xp.n_rows, params, warm))
+        if divides or (warm and not params.dcsvm.early):
+            here.append(q)          # its rows are taken again when it runs (memory)
+        else:
+            remote[q] = submit_fit(session, Xp, yb, Cv, kernel, params, init_alpha)
+    if n_thr > 1 and len(here) > 1:
+        with ThreadPoolExecutor(n_thr) as pool:
+            done = list(pool.map(fit_pair, here))
+    else:
+        done = [fit_pair(q) for q in here]
+    for q, res in zip(here, done):
+        results[q] = res
+    for q, res in zip(remote, session.gather(list(remote.values()))):
+        res.extra["task"] = True            # solved on a dask worker
+        results[q] = res
+    return results
 
 
 def _aggregate_levels(reports):
