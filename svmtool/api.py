@@ -15,6 +15,7 @@ Example::
 """
 
 import os
+import sys
 import time
 import warnings
 
@@ -488,9 +489,15 @@ def iter_decision_values(model, source, *, dask=None, chunk_bytes=64 << 20, zero
     same path: every piece is one task on the cluster, and the results come back in row order
     (the same decision values as locally: each row's is computed the same way)."""
     if dask is None:
-        from svmtool.io.svmlight import iter_data_chunks
+        from svmtool.io.svmlight import PY_PARSE_LIMIT, PY_PARSE_LIMIT_NO_JIT, iter_data_chunks
+        from svmtool.models.linear import LinearModel
 
-        for chunk in iter_data_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based):
+        # a linear model scores small inputs with numpy: then a text file of a few MB is read
+        # by the Python parser too, and the command never loads numba
+        no_jit = isinstance(model, LinearModel) and "numba" not in sys.modules
+        limit = PY_PARSE_LIMIT_NO_JIT if no_jit else PY_PARSE_LIMIT
+        for chunk in iter_data_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based,
+                                      python_limit=limit):
             yield chunk.y, chunk.qid, model.decision_function(chunk)
         return
     from svmtool.io.cache import cache_info

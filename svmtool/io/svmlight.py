@@ -34,6 +34,11 @@ _SMALL = 1 << 20           # below this size a single thread parses the whole in
 # gives the same arrays and errors without importing numba: a short cron job or a predict on a
 # small file then pays no JIT start-up at all
 PY_PARSE_LIMIT = 256 << 10
+# A caller that will not load numba afterwards (predict with a linear model, whose decision
+# values numpy computes up to a million stored values) may pass this larger limit: the Python
+# parser reads 0.05-0.06 s a MB here, numba's import and first cached call cost about 0.3 s, so
+# up to a few MB the Python parser finishes first.
+PY_PARSE_LIMIT_NO_JIT = 4 << 20
 
 
 def _parse():
@@ -243,12 +248,12 @@ def load_svmlight(source, *, zero_based=False, n_features=None, comments=False, 
                            engine)
 
 
-def _use_python(inp, engine):
+def _use_python(inp, engine, limit=PY_PARSE_LIMIT):
     if engine not in ("auto", "jit", "python"):
         raise ValueError(f"engine must be auto, jit or python (got {engine!r})")
     if inp.buf is None:
         return False
-    return engine == "python" or (engine == "auto" and len(inp.buf) <= PY_PARSE_LIMIT)
+    return engine == "python" or (engine == "auto" and len(inp.buf) <= limit)
 
 
 def _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes,
@@ -351,15 +356,18 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
 
 
 def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
-                         threads=None, engine="auto"):
+                         threads=None, engine="auto", python_limit=PY_PARSE_LIMIT):
     """Yield one :class:`Problem` per block of about ``chunk_bytes`` of whole lines, in order.
+    With ``engine="auto"``, a plain file of at most ``python_limit`` bytes (and one block) is
+    read by the pure-Python parser.
 
     Each chunk's ``n_features`` is the largest column seen in that chunk plus one.  Memory stays
     at about one block's arrays, whatever the size of the input.  An input without any example
     raises DataFormatError, as :func:`load_svmlight` does.
     """
     with _Input(source) as inp:
-        if _use_python(inp, engine) and (engine == "python" or len(inp.buf) <= chunk_bytes):
+        if _use_python(inp, engine, python_limit) and (engine == "python"
+                                                       or len(inp.buf) <= chunk_bytes):
             yield _load_small(inp, zero_based, None, comments)
             return
         parser = _Parser(inp.name, zero_based, comments, threads)
@@ -455,9 +463,10 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
 
 
 def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
-                     threads=None, chunk_rows=None):
+                     threads=None, chunk_rows=None, python_limit=PY_PARSE_LIMIT):
     """Yield Problems in file order from text (streamed in blocks), a cache (row slices) or a
-    shard index (its shards' row slices, shard after shard)."""
+    shard index (its shards' row slices, shard after shard); ``python_limit`` as in
+    :func:`iter_svmlight_chunks`."""
     from svmtool.io.shards import looks_like_shard_index, read_shard_index
 
     if looks_like_shard_index(source):
@@ -476,4 +485,4 @@ def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comme
                           qid=None if prob.qid is None else prob.qid[a:b], source=prob.source)
         return
     yield from iter_svmlight_chunks(source, chunk_bytes=chunk_bytes, zero_based=zero_based,
-                                    comments=comments, threads=threads)
+                                    comments=comments, threads=threads, python_limit=python_limit)
