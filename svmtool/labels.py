@@ -62,7 +62,8 @@ def group_classes(y):
     return labels.copy(), perm, start, count
 
 
-CHUNK = 1 << 20      # rows a time in the passes over labels below (8 MB of float64 labels)
+CHUNK = 1 << 16      # rows a time in the passes over labels below (512 KB of float64 labels:
+#                      small temporaries, which the allocator reuses instead of keeping many)
 
 
 def class_labels(y):
