@@ -58,10 +58,12 @@ DEFAULT_MAX_ITER = 100000
 class HingeRisk:
     """Binary hinge risk over an oracle: scores, risk, most violated constraint, line function.
 
-    ``cost``: ``(C_pos, C_neg)``, or a per-row vector.  Per-row memory: the labels as int8
-    signs with the costs by class (a per-row vector that is constant within each class becomes
-    that), else the float64 signed costs (:mod:`svmtool.engine.hinge`); nothing else -- the
-    cut's coefficients are never stored, and the score vectors are the driver's."""
+    ``oracle``: :class:`svmtool.engine.passes_cp.CPOracle` or
+    :class:`svmtool.solvers.out_of_core.StreamedPasses` (``matvec(w, out)``, ``hinge_grad``,
+    ``hinge_cut``).  ``cost``: ``(C_pos, C_neg)``, or a per-row vector.  Per-row memory: the
+    labels as int8 signs with the costs by class (a per-row vector that is constant within each
+    class becomes that), else the float64 signed costs (:mod:`svmtool.engine.hinge`); nothing
+    else -- the cut's coefficients are never stored, and the score vectors are the driver's."""
 
     def __init__(self, oracle, y, cost):
         self.oracle = oracle
@@ -83,10 +85,8 @@ class HingeRisk:
         return np.zeros(self.n, dtype=np.float64)
 
     def scores(self, w, out=None):
-        """``X w`` (into ``out``, a score vector the caller no longer needs, if the oracle can)."""
-        if out is not None and hasattr(self.oracle, "hinge_grad"):
-            return self.oracle.matvec(w, out)
-        return self.oracle.matvec(w)
+        """``X w`` (into ``out``, a score vector the caller no longer needs, when given)."""
+        return self.oracle.matvec(w, out)
 
     def risk(self, z):
         return float(hinge_risk(z, self.lab, self.c_pos, self.c_neg))
