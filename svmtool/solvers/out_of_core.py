@@ -4,8 +4,9 @@
 * newton (-s 2), lr (-s 0), svr-l2 (-s 11): the same truncated Newton loop
   (:func:`svmtool.solvers.newton.minimise`) and objectives as in memory, their passes streamed;
 * cp, ocas, gca2, tca: the same cutting-plane drivers (:func:`solve_cp`, :func:`solve_ocas`) over
-  a hinge risk whose two passes (``X w``, ``X' v``) are streamed; ordinal (rank, roc): the
-  same pair risk and driver (:func:`fit_ranking`);
+  a hinge risk whose passes (``X w``, the cut's ``X' v`` over the violators; both in one pass
+  over the blocks for cp's cut) are streamed; ordinal (rank, roc): the same pair risk and
+  driver (:func:`fit_ranking`);
 * dcd-l1 (-s 3), dcd-l2 (-s 1): block minimisation (:mod:`svmtool.solvers.dcd_blocks`).
 
 The in-memory and out-of-core runs start from the same point with the same drivers; only the
