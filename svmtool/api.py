@@ -23,7 +23,7 @@ import numpy as np
 
 from svmtool.errors import ParameterError
 from svmtool.params import TrainParams, make_params
-from svmtool.labels import check_class_labels, class_index, class_weights, group_classes
+from svmtool.labels import check_class_labels, class_labels, class_weights, signs_of
 from svmtool.problem import Problem, with_bias
 
 
@@ -104,17 +104,13 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     if streaming:
         fit, close = _streaming_fit(streaming, problem, params, spec)
 
-    labels, perm, start, count = group_classes(problem.y)
+    # per-row memory: the class of a row in one byte (or four), grouped in chunks
+    labels, cls, count = class_labels(problem.y)
     nr_class = len(labels)
-    if params.liblinear_rng and not np.array_equal(perm, np.arange(len(perm))):
+    if params.liblinear_rng and np.any(cls[1:] < cls[:-1]):
         # LIBLINEAR's solvers see the rows class by class; so must ours to draw the same numbers
-        problem = problem.take_rows(perm)
-        cls = np.repeat(np.arange(nr_class), count)
-    else:
-        cls = class_index(problem.y, labels)
-    # per-row memory: the class of a row in one byte (or four), the permutation no longer
-    cls = cls.astype(np.int8 if nr_class < 127 else np.int32)
-    perm = None
+        problem = problem.take_rows(np.argsort(cls, kind="stable"))
+        cls = np.repeat(np.arange(nr_class), count).astype(cls.dtype)
     if streaming and _shard_sources(problem) is not None:
         # the shards are streamed one after another (the fit holds them): no arrays here
         indptr = indices = data = None
@@ -147,7 +143,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
 
     def one(col):
         i, c_pos, c_neg = tasks[col]
-        yb = np.where(cls == i, 1.0, -1.0)
+        yb = signs_of(cls, i) if spec.sign_labels else np.where(cls == i, 1.0, -1.0)
         cb = None
         if callback is not None:
             cb = (lambda it, info, _i=i: callback(_i, it, info))

@@ -62,6 +62,46 @@ def group_classes(y):
     return labels.copy(), perm, start, count
 
 
+CHUNK = 1 << 16      # rows a time in the passes over labels below (512 KB of float64 labels:
+#                      small temporaries, which the allocator reuses instead of keeping many)
+
+
+def class_labels(y):
+    """LIBLINEAR's class grouping (:func:`group_classes`) without its per-row arrays.
+
+    Returns (labels, cls, count): ``labels`` as group_classes orders them, ``cls`` the index of
+    every row's label in ``labels`` as int8 (int32 from 127 classes on), ``count`` the rows of
+    each class.  One pass over ``y`` in chunks (a mapped label vector is read, never copied):
+    a byte a row, where grouping the whole vector at once (sort, inverse, permutation) took
+    some 40.  The permutation of group_classes is ``np.argsort(cls, kind="stable")``."""
+    y = np.asarray(y)
+    n = y.shape[0]
+    labels = np.empty(0, dtype=np.float64)       # in order of first appearance
+    order = np.empty(0, dtype=np.int64)          # labels[order] sorted
+    cls = np.empty(n, dtype=np.int8)
+    for a in range(0, n, CHUNK):
+        part = np.asarray(y[a:a + CHUNK], dtype=np.float64)
+        pos = np.searchsorted(labels[order], part)
+        found = labels[order][np.minimum(pos, max(len(labels) - 1, 0))] == part \
+            if len(labels) else np.zeros(len(part), dtype=bool)
+        if not found.all():
+            miss = np.flatnonzero(~found)
+            new, first = np.unique(part[miss], return_index=True)
+            labels = np.concatenate([labels, new[np.argsort(first, kind="stable")]])
+            order = np.argsort(labels, kind="stable")
+            if len(labels) >= 127 and cls.dtype == np.int8:
+                cls = cls.astype(np.int32)
+            pos = np.searchsorted(labels[order], part)
+        cls[a:a + len(part)] = order[pos]
+    if len(labels) == 2 and labels[0] == -1 and labels[1] == 1:
+        labels = labels[::-1].copy()
+        np.subtract(1, cls, out=cls)
+    count = np.zeros(len(labels), dtype=np.int64)
+    for a in range(0, n, CHUNK):
+        count += np.bincount(cls[a:a + CHUNK], minlength=len(labels))
+    return labels, cls, count
+
+
 def class_index(y, labels):
     """Index into ``labels`` of every entry of ``y`` (-1 where a label is unknown)."""
     y = np.asarray(y, dtype=np.float64)
@@ -89,6 +129,33 @@ def class_factors(weights, labels):
 def class_weights(params, labels):
     """C of every class: ``params.C`` times its ``-w`` factor."""
     return float(params.C) * class_factors(params.weights, labels)
+
+
+def check_signs(n_rows, y, C_pos, C_neg):
+    """(y, C_pos, C_neg) of a binary solver that keeps only the signs of its labels: as
+    :func:`check_binary`, but ``y`` an int8 vector (no copy when it is one already)."""
+    C_pos, C_neg = float(C_pos), float(C_neg)
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    y = np.asarray(y).reshape(-1)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if y.dtype != np.int8:
+        if not np.all((y == 1.0) | (y == -1.0)):
+            raise ValueError("labels must be -1 or +1")
+        y = np.where(y > 0, 1, -1).astype(np.int8)
+    elif y.size and not (np.abs(y).min() == 1 and np.abs(y).max() == 1):
+        raise ValueError("labels must be -1 or +1")
+    return np.ascontiguousarray(y), C_pos, C_neg
+
+
+def signs_of(cls, k):
+    """int8 labels of one-vs-rest class ``k`` from class indices ``cls``: +1 where ``cls ==
+    k``, else -1 (a byte a row, no other per-row array)."""
+    out = np.equal(cls, k).view(np.int8)
+    out *= 2
+    out -= 1
+    return out
 
 
 def check_binary(n_rows, y, C_pos, C_neg):

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from conftest import DATA, run_cli
 from linear_helpers import fit, load, primal
 from svmtool.engine import passes_cp
+from svmtool.engine.hinge import signs_and_costs
 from svmtool.solvers import cutting_plane
 from svmtool.solvers.qp import WorkingSet, simplex_qp
 
@@ -105,18 +106,22 @@ def test_perf_rule_takes_fewer_iterations_than_the_relative_rule_of_the_same_siz
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_one_pass_hinge_cut_is_bit_identical_to_two_passes(threads):
+@pytest.mark.parametrize("per_row", [True, False])
+def test_one_pass_hinge_cut_is_bit_identical_to_two_passes(threads, per_row):
     X, y = load(A9A)                                # several row blocks of the engine
     rng = np.random.default_rng(7)
     w = rng.normal(scale=0.3, size=X.shape[1])
-    cost = rng.uniform(0.5, 2.0, len(y))
+    # per-row costs (signed costs kept) or one cost per class (int8 signs kept)
+    cost = rng.uniform(0.5, 2.0, len(y)) if per_row else np.where(y > 0, 1.7, 0.6)
+    lab, c_pos, c_neg = signs_and_costs(y, cost)
+    assert lab.dtype == (np.float64 if per_row else np.int8)
     o = passes_cp.CPOracle(X.indptr, X.indices, X.data, X.shape[1], threads)
-    z, g = o.hinge_cut(w, y, cost)
+    z, g = o.hinge_cut(w, lab, c_pos, c_neg)
     z2 = o.matvec(w)
-    v = np.empty(len(y))
-    passes_cp.hinge_cut_coef(z2, y, cost, v)
+    v = np.where(1.0 - y * z2 > 0.0, cost * y, 0.0)   # the cut's coefficients, stored
     g2 = o.rmatvec(v)
     assert np.array_equal(z, z2) and np.array_equal(g, g2)
+    assert np.array_equal(o.hinge_grad(z2, lab, c_pos, c_neg), g2)
     Xs = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
     np.testing.assert_allclose(z, Xs @ w, rtol=1e-12, atol=1e-12)
     viol = 1.0 - y * (Xs @ w) > 0
@@ -126,6 +131,8 @@ def test_one_pass_hinge_cut_is_bit_identical_to_two_passes(threads):
     a1, b1, r1 = risk.cut_at(w)
     a2, b2, r2 = risk.cut(z2)
     assert np.array_equal(a1, a2) and b1 == b2 and r1 == r2
+    assert r1 == pytest.approx(float(cost @ np.maximum(0.0, 1.0 - y * z2)), rel=1e-12)
+    assert b1 == pytest.approx(float(cost[viol].sum()), rel=1e-12)
 
 
 def test_perf_e_on_the_command_line(tmp_path):

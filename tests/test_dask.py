@@ -86,6 +86,83 @@ def test_cutting_plane_same_model(cluster, caches, solver, eps):
     np.testing.assert_allclose(dist.w, local.w, rtol=1e-9, atol=1e-12)
 
 
+def _walk_reference(X, y, cost, wb, wt):
+    """OCAS's exact line search done the plain way: every breakpoint of the hinge terms from
+    the rows themselves, sorted and walked (numpy and Python, no kernel of svmtool)."""
+    d = wt - wb
+    A, B = float(d @ d), float(wb @ d)
+    m = 1.0 - y * (X @ wb)
+    s = y * (X @ d)
+    active = (s != 0) & ((m > 0) | ((m == 0) & (s < 0)))
+    g = B - float(cost[active] @ s[active])
+    keep = s != 0
+    t = m[keep] / s[keep]
+    jump = (cost * np.abs(s))[keep][t > 0]
+    t = t[t > 0]
+    if g >= 0:
+        return 0.0, A, B
+    for k in np.argsort(t, kind="stable"):
+        if -g / A <= t[k]:
+            return -g / A, A, B
+        g += jump[k]
+        if A * t[k] + g >= 0:
+            return float(t[k]), A, B
+    return -g / A, A, B
+
+
+@pytest.mark.parametrize("data", ["a9a", "dups"])
+def test_exact_line_search_sends_few_breakpoints(cluster, caches, tmp_path, data):
+    """The exact line search on the cluster selects among the breakpoints by rounds of
+    per-shard histograms: with at most 8 breakpoints allowed to travel, the driver receives
+    none in the histogram rounds and at most 8 at the end, and the step is the sorted walk's
+    over every breakpoint computed from the rows here (and the local search's).  "dups":
+    every row 30 times, so the minimiser's bucket holds ties down to a single bit pattern."""
+    from svmtool.engine.dask_backend import Session
+    from svmtool.engine.passes_cp import CPOracle
+    from svmtool.solvers.cutting_plane import HingeRisk
+    from svmtool.solvers.sharded import ShardedHingeRisk
+
+    path = caches["a9a"]
+    prob = load_data(path)
+    if data == "dups":
+        prob = prob.take_rows(np.repeat(np.arange(150), 30))
+        path = str(tmp_path / "dups.cache")
+        save_cache(prob, path)
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix((prob.data, prob.indices, prob.indptr),
+                      shape=(prob.n_rows, prob.n_features))
+    y = np.asarray(prob.y, dtype=np.float64)
+    c_pos, c_neg = 0.7, 1.3
+    cost = np.where(y > 0, c_pos, c_neg)
+    rng = np.random.default_rng(3)
+    w_opt = api.train(prob, solver="ocas", C=1.0).w[:, 0]
+    rounds = []
+    with Session(cluster.scheduler_address) as session:
+        shards, _ = session.shards(path, -1.0, 1 << 12)
+        risk = ShardedHingeRisk(session, shards, prob.n_rows, prob.n_features, 1.0, c_pos,
+                                c_neg, float(cost.sum()))
+        local = HingeRisk(CPOracle(prob.indptr, prob.indices, prob.data, prob.n_features),
+                          y, (c_pos, c_neg))
+        for trial in range(6):
+            # from near 0 toward (beyond) the optimum: the minimiser among many breakpoints
+            wb = rng.normal(size=prob.n_features) * 0.01
+            wt = w_opt * rng.uniform(1.0, 4.0) + rng.normal(size=prob.n_features) * 0.01
+            ref, A, B = _walk_reference(X, y, cost, wb, wt)
+            line = risk.line(risk.scores(wb), risk.scores(wt), A, B, 0.0)
+            line.limit = 8
+            mu = line.exact()
+            got = line.received
+            assert got[:-1] == [0] * (len(got) - 1) and max(got) <= 8, got
+            rounds.append(got)
+            assert mu == pytest.approx(ref, rel=1e-12, abs=1e-15)
+            here = local.line(local.scores(wb), local.scores(wt), A, B, 0.0).exact()
+            assert mu == pytest.approx(here, rel=1e-12, abs=1e-15)
+    # several histogram rounds, then a few breakpoints (or one bit pattern) at the end
+    assert max(len(r) for r in rounds) >= 3, rounds
+    assert any(r[-1] > 0 for r in rounds) or data == "dups", rounds
+
+
 def test_killed_worker_same_model(cluster, caches):
     """SIGKILL one worker process after the first Newton iteration: dask recomputes the lost
     shard and states on the survivors (or on the nanny's new worker) and the model is the one

@@ -11,6 +11,7 @@ from conftest import DATA, shared_file
 from linear_helpers import fit, load, primal
 from svmtool.params import CuttingPlaneParams, TrainParams
 from svmtool.solvers import get_spec
+from svmtool.engine.hinge import signs_and_costs
 from svmtool.solvers.linesearch import CSLine, GCA2Search, HingeLine, TCASearch
 
 HEART = DATA / "heart_scale"
@@ -29,14 +30,16 @@ def random_line(seed, n=400):
     cost = rng.uniform(0.5, 1.5, n)
     wb = rng.normal(size=d) * 0.3
     wt = wb + rng.normal(size=d) * rng.uniform(0.05, 2.0)
-    zb, zd = X @ wb, X @ (wt - wb)
+    zb = X @ wb
     dd = wt - wb
 
     def f(mu):
         w = wb + mu * dd
         return 0.5 * w @ w + float(cost @ np.maximum(0, 1 - y * (X @ w)))
 
-    line = HingeLine(zb, zd, y, cost, dd @ dd, wb @ dd, 0.5 * wb @ wb)
+    # per-row costs: the signed-cost representation of svmtool.engine.hinge
+    lab, c_pos, c_neg = signs_and_costs(y, cost)
+    line = HingeLine(zb, X @ wt, lab, c_pos, c_neg, dd @ dd, wb @ dd, 0.5 * wb @ wb)
     return line, f
 
 

@@ -11,8 +11,9 @@ the whole problem with the bias is ever built.  While a block is being worked on
 is requested from the kernel (``madvise(MADV_WILLNEED)``), so reading overlaps work.
 
 Memory (anonymous): with a bias, one block's buffers (12 bytes per stored value) and a row-pointer
-array (8 bytes a row); the per-row vectors the caller keeps (scores, labels, costs: 8 bytes a row
-each); the feature-sized buffers of a pass.  Nothing of size nnz.
+array (8 bytes a row); the per-row vectors the caller keeps (scores: 8 bytes a row each; the
+cutting-plane family keeps its labels as int8 signs); the feature-sized buffers of a pass.
+Nothing of size nnz.
 
 Results are deterministic: each block is split into ``SUB_BLOCKS`` sub-blocks at fixed row
 limits, whatever the thread count; partial sums and feature buffers are added in block order,

@@ -7,8 +7,9 @@ These solvers touch the training rows only through whole passes:
   from the violators costs a pass over the violators only);
 * ``matmat(W)`` / ``rmatmat(V)`` -- the same for a block of K columns (Crammer-Singer).
 
-Everything else (hinge risk, the violator coefficients, the loss along a line, the pairwise
-counts of the ordinal cut) works on length-n vectors that are already in memory next to the rows,
+Everything else (hinge risk -- its kernels in :mod:`svmtool.engine.hinge` --, the violator
+coefficients, the loss along a line, the pairwise counts of the ordinal cut) works on length-n
+vectors that are already in memory next to the rows,
 so on a cluster each worker would compute its shard's share and the driver would add them up.
 :class:`CPOracle` is the small interface the solvers call; it uses
 :class:`svmtool.engine.local.LocalOracle` when that module exists and this module's own serial
@@ -18,6 +19,7 @@ kernels otherwise.  All kernels here are pure functions of their arguments.
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.engine.hinge import hinge_cut_group, hinge_grad_group
 # X w and X' v (rows with a zero coefficient skipped): the serial products of ops
 from svmtool.ops.sparse import csr_dot_dense as xw
 from svmtool.ops.sparse import csr_t_dot as xtv
@@ -62,102 +64,6 @@ def xtv_block(indptr, indices, data, V, n_features):
             for c in range(K):
                 out[j, c] += v * V[i, c]
     return out
-
-
-_ONE = np.uint64(1)     # the engine hands unsigned index views (uint64 + int64 would be float)
-
-
-@njit
-def hinge_cut_group(indptr, indices, data, bounds, b0, b1, w, y, cost, z, bufs):
-    """The hinge cut's two passes in one, over the row blocks ``b0 <= b < b1`` (a group kernel of
-    :class:`svmtool.engine.local.LocalOracle`): ``z_i = x_i . w`` and, for the margin violators
-    ``y_i z_i < 1``, ``bufs[b] += cost_i y_i x_i``.  Each row is read once while it is in cache;
-    the sums are the same, in the same order, as ``matvec`` then ``rmatvec`` of the violators'
-    coefficients (:func:`hinge_cut_coef`), so the result is bit-identical to the two passes."""
-    for b in range(b0, b1):
-        buf = bufs[b]
-        buf[:] = 0.0
-        for i in range(bounds[b], bounds[b + 1]):
-            s = 0.0
-            for k in range(indptr[i], indptr[i + _ONE]):
-                s += w[indices[k]] * data[k]
-            z[i] = s
-            if 1.0 - y[i] * s > 0.0:
-                a = cost[i] * y[i]
-                for k in range(indptr[i], indptr[i + _ONE]):
-                    buf[indices[k]] += a * data[k]
-    return 0
-
-
-# --------------------------------------------------------------------------------------------
-# vector kernels (per-shard sums on a cluster)
-# --------------------------------------------------------------------------------------------
-
-@njit
-def hinge_cut_coef(z, y, cost, v):
-    """Violators of the hinge at scores ``z``: fills ``v_i = cost_i y_i`` where ``y_i z_i < 1``
-    (else 0) and returns ``(risk, offset, n_violators)`` with ``risk = sum cost_i max(0, 1 -
-    y_i z_i)`` and ``offset = sum over violators of cost_i`` (the cut's constant term ``b``)."""
-    n = z.shape[0]
-    risk = 0.0
-    off = 0.0
-    nv = 0
-    for i in range(n):
-        m = 1.0 - y[i] * z[i]
-        if m > 0.0:
-            risk += cost[i] * m
-            off += cost[i]
-            v[i] = cost[i] * y[i]
-            nv += 1
-        else:
-            v[i] = 0.0
-    return risk, off, nv
-
-
-# The two kernels below are evaluated many times per line search: branch-free and with
-# fastmath (a reordered, vectorised sum) they run about 5-7x faster than with a branch.
-
-@njit(fastmath=True)
-def hinge_risk(z, y, cost):
-    """``sum cost_i max(0, 1 - y_i z_i)``."""
-    r = 0.0
-    for i in range(z.shape[0]):
-        r += cost[i] * max(1.0 - y[i] * z[i], 0.0)
-    return r
-
-
-@njit(fastmath=True)
-def hinge_risk_line(zb, zd, y, cost, mu):
-    """Risk at ``w_b + mu (w_t - w_b)`` from cached ``zb = X w_b`` and ``zd = X (w_t - w_b)``."""
-    r = 0.0
-    for i in range(zb.shape[0]):
-        r += cost[i] * max(1.0 - y[i] * (zb[i] + mu * zd[i]), 0.0)
-    return r
-
-
-@njit
-def hinge_breakpoints(zb, zd, y, cost, keys, jumps):
-    """Breakpoints ``mu_i > 0`` of the hinge terms along the line, for the exact line search.
-
-    Returns ``(slope0, n_break)``: the right derivative of the risk at ``mu = 0`` and the number
-    of breakpoints written to ``keys`` (their ``mu``) and ``jumps`` (by how much the risk's slope
-    grows there, ``cost_i |y_i zd_i|``)."""
-    slope = 0.0
-    nb = 0
-    for i in range(zb.shape[0]):
-        m = 1.0 - y[i] * zb[i]          # hinge argument at mu = 0
-        s = y[i] * zd[i]                # the argument falls by s per unit of mu
-        if s == 0.0:
-            continue
-        active0 = m > 0.0 or (m == 0.0 and s < 0.0)
-        if active0:
-            slope -= cost[i] * s
-        t = m / s
-        if t > 0.0:
-            keys[nb] = t
-            jumps[nb] = cost[i] * abs(s)
-            nb += 1
-    return slope, nb
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,25 +274,47 @@ class CPOracle:
         self.seconds += self._time() - t
         return out
 
-    def matvec(self, w):
-        return self._pass("matvec", xw, w)
+    def matvec(self, w, out=None):
+        """``X w``; into ``out`` (n_rows floats) when given and the shared engine is there."""
+        if out is None or self._engine is None:
+            return self._pass("matvec", xw, w)
+        t = self._time()
+        self._engine.matvec(np.ascontiguousarray(w, dtype=np.float64), out)
+        self.passes += 1
+        self.seconds += self._time() - t
+        return out
 
     def rmatvec(self, v):
         return self._pass("rmatvec", xtv, v, self.n_features)
 
-    def hinge_cut(self, w, y, cost):
-        """``(z, g)``: the scores ``z = X w`` and ``g = X' v`` with ``v_i = cost_i y_i`` on the
-        margin violators ``y_i z_i < 1`` (0 elsewhere), in one pass over the rows when the
-        shared engine is there (:func:`hinge_cut_group`), else as ``matvec`` then ``rmatvec``."""
+    def hinge_grad(self, z, lab, c_pos, c_neg):
+        """``X' v`` with ``v_i = c_i y_i`` on the margin violators ``y_i z_i < 1`` (0 elsewhere;
+        labels and costs as :mod:`svmtool.engine.hinge` keeps them), ``v`` never stored when
+        the shared engine is there (:func:`hinge_grad_group`)."""
+        if self._engine is None:
+            y = np.where(np.asarray(lab) > 0, 1.0, -1.0)
+            cost = np.abs(lab) * np.where(y > 0, c_pos, c_neg)
+            return self.rmatvec(np.where(1.0 - y * z > 0.0, cost * y, 0.0))
+        t = self._time()
+        g = np.empty(self.n_features, dtype=np.float64)
+        self._engine.reduce_blocks(hinge_grad_group, g, z, lab, float(c_pos), float(c_neg))
+        self.passes += 1
+        self.seconds += self._time() - t
+        return g
+
+    def hinge_cut(self, w, lab, c_pos, c_neg, z=None):
+        """``(z, g)``: the scores ``z = X w`` (into ``z`` when given) and :meth:`hinge_grad` at
+        them, in one pass over the rows when the shared engine is there
+        (:func:`hinge_cut_group`), else as ``matvec`` then ``hinge_grad``."""
         if self._engine is None:
             z = self.matvec(w)
-            v = np.where(1.0 - y * z > 0.0, cost * y, 0.0)
-            return z, self.rmatvec(v)
+            return z, self.hinge_grad(z, lab, c_pos, c_neg)
         t = self._time()
         w = np.ascontiguousarray(w, dtype=np.float64)
-        z = np.empty(self.n_rows, dtype=np.float64)
+        if z is None:
+            z = np.empty(self.n_rows, dtype=np.float64)
         g = np.empty(self.n_features, dtype=np.float64)
-        self._engine.reduce_blocks(hinge_cut_group, g, w, y, cost, z)
+        self._engine.reduce_blocks(hinge_cut_group, g, w, lab, float(c_pos), float(c_neg), z)
         self.passes += 1
         self.seconds += self._time() - t
         return z, g

@@ -118,6 +118,7 @@ class SolverSpec:
     warm_start: str = ""          # what it can start from: "w", "alpha" or "" (cold only)
     threads: str = ""             # what --threads speeds up ("" nothing)
     out_of_core: bool = False     # trains from a memory-mapped cache in blocks
+    sign_labels: bool = False     # kind "binary": the API hands y as int8 signs (1 byte a row)
     model_type: str = "linear"    # linear | kernel (| early with DC-SVM's --early)
     model_formats: tuple = ("liblinear", "svmlight", "svmperf")   # --model-format values
     default_bias: float = -1.0    # the command line's -B default
@@ -249,27 +250,27 @@ register(SolverSpec(
     problem="L1-loss SVM", method="1-slack cutting plane (SVMperf)",
     eps_means="violation / training loss", options=("cp", "loss"), warm_start="w",
     threads="row passes",
-    out_of_core=True))
+    out_of_core=True, sign_labels=True))
 register(SolverSpec(
     "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit", (), 0.01,
     "L1-loss SVM, OCAS cutting plane with exact line search (Franc & Sonnenburg)",
     problem="L1-loss SVM", method="OCAS, exact line search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
-    out_of_core=True))
+    out_of_core=True, sign_labels=True))
 register(SolverSpec(
     "gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
     (("line_search", "gca2"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's grid-search line search (GCA2)",
     problem="L1-loss SVM", method="OCAS, Arnosti's GCA2 search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
-    out_of_core=True))
+    out_of_core=True, sign_labels=True))
 register(SolverSpec(
     "tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
     (("line_search", "tca"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's three-point line search (TCA)",
     problem="L1-loss SVM", method="OCAS, Arnosti's TCA search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
-    out_of_core=True))
+    out_of_core=True, sign_labels=True))
 register(SolverSpec(
     "ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
     "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS",

@@ -43,8 +43,10 @@ import time
 
 import numpy as np
 
-from svmtool.engine.passes_cp import CPOracle, hinge_cut_coef, hinge_risk, vdot
-from svmtool.labels import check_binary
+from svmtool.engine.hinge import (cut_point_inplace, hinge_risk, hinge_sums, signs_and_costs,
+                                  step_inplace)
+from svmtool.engine.passes_cp import CPOracle, vdot
+from svmtool.labels import check_signs
 from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
                                no_progress, no_progress_warning)
@@ -54,58 +56,78 @@ DEFAULT_MAX_ITER = 100000
 
 
 class HingeRisk:
-    """Binary hinge risk over an oracle: scores, risk, most violated constraint, line function."""
+    """Binary hinge risk over an oracle: scores, risk, most violated constraint, line function.
+
+    ``oracle``: :class:`svmtool.engine.passes_cp.CPOracle` or
+    :class:`svmtool.solvers.out_of_core.StreamedPasses` (``matvec(w, out)``, ``hinge_grad``,
+    ``hinge_cut``).  ``cost``: ``(C_pos, C_neg)``, or a per-row vector.  Per-row memory: the
+    labels as int8 signs with the costs by class (a per-row vector that is constant within each
+    class becomes that), else the float64 signed costs (:mod:`svmtool.engine.hinge`); nothing
+    else -- the cut's coefficients are never stored, and the score vectors are the driver's."""
 
     def __init__(self, oracle, y, cost):
         self.oracle = oracle
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.cost = np.ascontiguousarray(cost, dtype=np.float64)
+        if isinstance(cost, tuple):
+            self.lab, self.c_pos, self.c_neg = signs_and_costs(y, None, *cost)
+        else:
+            self.lab, self.c_pos, self.c_neg = signs_and_costs(y, cost)
         self.dim = oracle.n_features
-        self.scale = float(self.cost.sum())          # C n (weighted)
-        self._v = np.empty(len(self.y), dtype=np.float64)
+        self.n = len(self.lab)
+        if self.lab.dtype == np.int8:
+            n_pos = int(np.count_nonzero(self.lab > 0))
+            self.scale = n_pos * self.c_pos + (self.n - n_pos) * self.c_neg   # C n (weighted)
+        else:
+            self.scale = float(np.abs(self.lab).sum())
         self.last_violators = 0
+        self._z = None
 
     def zeros_scores(self):
-        return np.zeros(len(self.y), dtype=np.float64)
+        return np.zeros(self.n, dtype=np.float64)
 
-    def scores(self, w):
-        return self.oracle.matvec(w)
+    def scores(self, w, out=None):
+        """``X w`` (into ``out``, a score vector the caller no longer needs, when given)."""
+        return self.oracle.matvec(w, out)
 
     def risk(self, z):
-        return float(hinge_risk(z, self.y, self.cost))
+        return float(hinge_risk(z, self.lab, self.c_pos, self.c_neg))
 
     def cut(self, z):
         """``(a, b, risk)`` of the most violated constraint at scores ``z``."""
-        risk, off, nv = hinge_cut_coef(z, self.y, self.cost, self._v)
+        risk, off, nv = hinge_sums(z, self.lab, self.c_pos, self.c_neg)
         self.last_violators = int(nv)
         if nv:
-            a = -self.oracle.rmatvec(self._v)
+            a = -self.oracle.hinge_grad(z, self.lab, self.c_pos, self.c_neg)
         else:
             a = np.zeros(self.dim, dtype=np.float64)
         return a, float(off), float(risk)
 
     def cut_at(self, w):
         """:meth:`cut` at ``w`` itself: scores and cut in one pass over the rows (the same
-        numbers as ``cut(scores(w))``); oracles without that pass (streamed blocks, shards)
-        take the two."""
-        if not hasattr(self.oracle, "hinge_cut"):
-            return self.cut(self.scores(w))
-        z, g = self.oracle.hinge_cut(w, self.y, self.cost)
-        risk, off, nv = hinge_cut_coef(z, self.y, self.cost, self._v)
+        numbers as ``cut(scores(w))``), the scores in one buffer kept between calls."""
+        if self._z is None:
+            self._z = np.empty(self.n, dtype=np.float64)
+        z, g = self.oracle.hinge_cut(w, self.lab, self.c_pos, self.c_neg, self._z)
+        risk, off, nv = hinge_sums(z, self.lab, self.c_pos, self.c_neg)
         self.last_violators = int(nv)
         if not nv:
             g[:] = 0.0
         return -g, float(off), float(risk)
 
-    def line(self, zb, zd, A, B, c0):
+    # ---- OCAS's line w_b + mu (w_t - w_b), from the scores zb and zt at its ends ------------
+    def line(self, zb, zt, A, B, c0):
         from svmtool.solvers.linesearch import HingeLine
 
-        return HingeLine(zb, zd, self.y, self.cost, A, B, c0, scratch=self._v)
+        return HingeLine(zb, zt, self.lab, self.c_pos, self.c_neg, A, B, c0)
 
+    def step(self, zb, zt, mu):
+        """The scores at ``w_b + mu (w_t - w_b)``, in ``zb``'s buffer."""
+        step_inplace(zb, zt, float(mu))
+        return zb
 
-def costs(y, C_pos, C_neg):
-    y = np.asarray(y, dtype=np.float64)
-    return np.where(y > 0, float(C_pos), float(C_neg))
+    def cut_point(self, zb, zt, lam):
+        """The scores at ``(1 - lam) w_b + lam w_t``, in ``zt``'s buffer."""
+        cut_point_inplace(zb, zt, float(lam))
+        return zt
 
 
 def _perf_slack(ws):
@@ -251,11 +273,11 @@ def cp_result(w, iterations, primal, lower, converged, stopped, extra):
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
     """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
-    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
+    y, C_pos, C_neg = check_signs(len(indptr) - 1, y, C_pos, C_neg)
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    risk = HingeRisk(oracle, y, (C_pos, C_neg))
     inactive = int(params.cp.inactive_limit)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
                     inactive_limit=inactive, deadline=params.deadline,

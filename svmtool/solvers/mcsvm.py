@@ -45,7 +45,7 @@ class CSRisk:
     def zeros_scores(self):
         return np.zeros((len(self.cls), self.K), dtype=np.float64)
 
-    def scores(self, w):
+    def scores(self, w, out=None):
         return self.oracle.matmat(w.reshape(self.d, self.K))
 
     def risk(self, Z):
@@ -59,9 +59,21 @@ class CSRisk:
             a = np.zeros(self.dim, dtype=np.float64)
         return a, float(off), float(risk)
 
-    def line(self, zb, zd, A, B, c0):
-        return CSLine(np.ascontiguousarray(zb), np.ascontiguousarray(zd), self.cls, self.cost,
-                      A, B, c0)
+    def line(self, zb, zt, A, B, c0):
+        return CSLine(np.ascontiguousarray(zb), np.ascontiguousarray(zt - zb), self.cls,
+                      self.cost, A, B, c0)
+
+    def step(self, zb, zt, mu):
+        zd = zt - zb
+        np.multiply(zd, mu, out=zd)
+        np.add(zb, zd, out=zd)
+        return zd
+
+    def cut_point(self, zb, zt, lam):
+        zt *= lam
+        zc = (1.0 - lam) * zb
+        zc += zt
+        return zc
 
 
 def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, callback=None):

@@ -33,10 +33,9 @@ import time
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.labels import check_binary
+from svmtool.labels import check_signs
 from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
-from svmtool.solvers.cutting_plane import (HingeRisk, costs, cp_result, run_counters,
-                                           start_point)
+from svmtool.solvers.cutting_plane import HingeRisk, cp_result, run_counters, start_point
 from svmtool.solvers.linesearch import make_search
 from svmtool.solvers.qp import (QP_FOLLOW, WorkingSet, cap_foreseen, cap_foreseen_warning,
                                no_progress, no_progress_warning)
@@ -62,6 +61,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
     wb = start_point(risk, init_w)
     zb = risk.scores(wb) if init_w is not None else risk.zeros_scores()
+    spare = None
     a, b, R = risk.cut(zb)
     Fb = 0.5 * float(vdot(wb, wb)) + R
     ws.add(a, b)
@@ -103,11 +103,11 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
             it -= 1
             stopped = STOPPED_TIME
             break
-        zt = risk.scores(wt)
+        zt = risk.scores(wt, spare)
+        spare = None
         tl = time.perf_counter()
         d = wt - wb
-        zd = zt - zb
-        line = risk.line(zb, zd, float(vdot(d, d)), float(vdot(wb, d)), 0.5 * float(vdot(wb, wb)))
+        line = risk.line(zb, zt, float(vdot(d, d)), float(vdot(wb, d)), 0.5 * float(vdot(wb, wb)))
         mu = float(search(line))
         if mu <= 0.0:
             mu = 0.0
@@ -120,11 +120,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         else:
             zero_run = 0
         evals += line.evals
-        line = None                  # it holds the old zb: let it go before the new one exists
+        line = None
         t_ls += time.perf_counter() - tl
         wb = wb + mu * d
-        zb = _step(zb, zd, mu)
-        zd = None
+        zb = risk.step(zb, zt, mu)
         Fb = 0.5 * float(vdot(wb, wb)) + risk.risk(zb)
         if Fb < best_F:
             best_F = Fb
@@ -136,10 +135,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         if gap <= eps * abs(best_F) or gap <= tol_abs:
             converged = True
             break
-        zc = _cut_point(zb, zt)
+        zc = risk.cut_point(zb, zt, CUT_LAMBDA)
         zt = None
         a, b, _ = risk.cut(zc)
-        zc = None
+        spare, zc = zc, None         # the next scores go into this buffer
         ws.add(a, b)
         ws.prune()
     if converged:
@@ -166,38 +165,20 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
     return cp_result(best_w, it, best_F, lower, converged, stopped, extra)
 
 
-# The score vectors are the solver's per-row memory (8 bytes a row each).  The two updates
-# below compute what ``zb + mu * zd`` and ``(1 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt`` compute,
-# with the same roundings (one product and one sum per entry; a sum does not depend on the
-# order of its two terms), in the buffer of the vector that dies there instead of in two new
-# temporaries.  Scores that are not numpy arrays (on a cluster) take the plain expressions.
-
-def _step(zb, zd, mu):
-    """``zb + mu * zd``, in ``zd``'s buffer (``zd`` is consumed)."""
-    if type(zd) is not np.ndarray or type(zb) is not np.ndarray or zd.shape != zb.shape:
-        return zb + mu * zd
-    np.multiply(zd, mu, out=zd)
-    np.add(zb, zd, out=zd)
-    return zd
-
-
-def _cut_point(zb, zt):
-    """``(1 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt``, ``zt`` consumed."""
-    if type(zt) is not np.ndarray or type(zb) is not np.ndarray or zt.shape != zb.shape:
-        return (1.0 - CUT_LAMBDA) * zb + CUT_LAMBDA * zt
-    np.multiply(zt, CUT_LAMBDA, out=zt)
-    zc = (1.0 - CUT_LAMBDA) * zb
-    np.add(zc, zt, out=zc)
-    return zc
+# The score vectors are the solver's per-row memory (8 bytes a row each): OCAS keeps two, the
+# scores at the best-so-far point and at the QP's point (whose buffer then holds the cut point's
+# scores, then the next QP point's).  The risk adapter does the updates (``step``,
+# ``cut_point``) -- in place for the binary hinge risk, whose line search and cut store no
+# per-row vector either -- and the line ``line(zb, zt, ...)`` takes the two ends.
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         line_search=None):
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
     exact / sorted / gca2 / tca."""
-    y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
+    y, C_pos, C_neg = check_signs(len(indptr) - 1, y, C_pos, C_neg)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, costs(y, C_pos, C_neg))
+    risk = HingeRisk(oracle, y, (C_pos, C_neg))
     return solve_with(risk, params, line_search, init_w=init_w, callback=callback)
 
 

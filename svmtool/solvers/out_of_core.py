@@ -4,8 +4,9 @@
 * newton (-s 2), lr (-s 0), svr-l2 (-s 11): the same truncated Newton loop
   (:func:`svmtool.solvers.newton.minimise`) and objectives as in memory, their passes streamed;
 * cp, ocas, gca2, tca: the same cutting-plane drivers (:func:`solve_cp`, :func:`solve_ocas`) over
-  a hinge risk whose two passes (``X w``, ``X' v``) are streamed; ordinal (rank, roc): the
-  same pair risk and driver (:func:`fit_ranking`);
+  a hinge risk whose passes (``X w``, the cut's ``X' v`` over the violators; both in one pass
+  over the blocks for cp's cut) are streamed; ordinal (rank, roc): the same pair risk and
+  driver (:func:`fit_ranking`);
 * dcd-l1 (-s 3), dcd-l2 (-s 1): block minimisation (:mod:`svmtool.solvers.dcd_blocks`).
 
 The in-memory and out-of-core runs start from the same point with the same drivers; only the
@@ -27,6 +28,7 @@ import time
 import numpy as np
 
 from svmtool.engine.blocks import BlockOracle, row_only
+from svmtool.engine.hinge import hinge_cut_group, hinge_grad_group
 
 SUPPORTED = ("newton", "lr", "svr-l2", "cp", "ocas", "gca2", "tca", "dcd-l1", "dcd-l2")
 
@@ -49,12 +51,34 @@ class StreamedPasses:
         self.passes = 0
         self.seconds = 0.0
 
-    def matvec(self, w):
+    def matvec(self, w, out=None):
         t = time.perf_counter()
-        out = self.blocks.matvec(np.ascontiguousarray(w, dtype=np.float64))
+        out = self.blocks.matvec(np.ascontiguousarray(w, dtype=np.float64), out)
         self.passes += 1
         self.seconds += time.perf_counter() - t
         return out
+
+    def hinge_grad(self, z, lab, c_pos, c_neg):
+        """The hinge cut's ``X' v`` over the violators at ``z`` (``v`` never stored)."""
+        t = time.perf_counter()
+        out = np.empty(self.n_features, dtype=np.float64)
+        self.blocks.reduce_blocks(hinge_grad_group, out, z, lab, float(c_pos), float(c_neg))
+        self.passes += 1
+        self.seconds += time.perf_counter() - t
+        return out
+
+    def hinge_cut(self, w, lab, c_pos, c_neg, z=None):
+        """``(X w, hinge_grad at X w)`` in one pass over the blocks (the same numbers as the
+        two passes: the same block and sub-block sums)."""
+        t = time.perf_counter()
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if z is None:
+            z = np.empty(self.n_rows, dtype=np.float64)
+        out = np.empty(self.n_features, dtype=np.float64)
+        self.blocks.reduce_blocks(hinge_cut_group, out, w, lab, float(c_pos), float(c_neg), z)
+        self.passes += 1
+        self.seconds += time.perf_counter() - t
+        return z, out
 
     def rmatvec(self, v):
         t = time.perf_counter()
@@ -77,8 +101,13 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     raw = int(n_features) - (1 if bias >= 0 else 0)
     if oracle is None:
         oracle = make_oracle(indptr, indices, data, raw, bias, params, budget_bytes, sources)
-    y = np.ascontiguousarray(y, dtype=np.float64)
     name = spec.name
+    if name in ("cp", "ocas", "gca2", "tca"):
+        from svmtool.labels import check_signs
+
+        y, C_pos, C_neg = check_signs(oracle.n_rows, y, C_pos, C_neg)
+    else:
+        y = np.ascontiguousarray(y, dtype=np.float64)
     kw = dict(spec.kwargs)
     if name in ("newton", "lr"):
         from svmtool.solvers.newton import fit as newton_fit
@@ -94,21 +123,19 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                       callback=callback, oracle=oracle)
     elif name == "cp":
         from svmtool.solvers.cutting_plane import (DEFAULT_EPS, DEFAULT_MAX_ITER, HingeRisk,
-                                                   costs, solve_cp)
+                                                   solve_cp)
 
-        _check(y, C_pos, C_neg)
         eps = DEFAULT_EPS if params.eps is None else float(params.eps)
         max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-        risk = HingeRisk(StreamedPasses(oracle), y, costs(y, C_pos, C_neg))
+        risk = HingeRisk(StreamedPasses(oracle), y, (C_pos, C_neg))
         res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
                        inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
                        perf_eps=params.cp.perf_eps)
     elif name in ("ocas", "gca2", "tca"):
-        from svmtool.solvers.cutting_plane import HingeRisk, costs
+        from svmtool.solvers.cutting_plane import HingeRisk
         from svmtool.solvers.ocas import solve_with
 
-        _check(y, C_pos, C_neg)
-        risk = HingeRisk(StreamedPasses(oracle), y, costs(y, C_pos, C_neg))
+        risk = HingeRisk(StreamedPasses(oracle), y, (C_pos, C_neg))
         res = solve_with(risk, params, kw.get("line_search"), init_w=init_w, callback=callback)
     elif name in ("dcd-l1", "dcd-l2"):
         from svmtool.solvers import dcd_blocks
@@ -125,13 +152,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     res.extra["blocks"] = oracle.n_blocks
     res.extra["block_values"] = oracle.block_values
     return res
-
-
-def _check(y, C_pos, C_neg):
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
-    if not (float(C_pos) > 0 and float(C_neg) > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
 
 
 def _newton_after_dual(res, oracle, y, n_features, C_pos, C_neg, params, callback):

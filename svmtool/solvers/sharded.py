@@ -260,16 +260,19 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
 # ---- the cutting-plane family (cp, ocas, gca2, tca) ------------------------------------------
 #
 # solve_cp and solve_ocas (svmtool.solvers.cutting_plane / .ocas) touch the scores z = X w only
-# through their risk adapter and linear combinations (z_b + mu z_d, ...).  ShardedHingeRisk hands
-# them ShardScores -- one future per shard, the vector staying on its worker -- whose arithmetic
-# runs as tasks on the workers; a cut is one task per shard returning (risk, offset, violators,
-# -X_k' v_k) and one reduction; the risk along a line (GCA2, TCA) one scalar per shard and
-# evaluation; the exact line search gathers the shards' breakpoints (n floats at most, as the
-# issue allows) and selects on the driver.
+# through their risk adapter.  ShardedHingeRisk hands them ShardScores -- one future per shard,
+# the vector staying on its worker -- and runs OCAS's updates of them (step, cut point) as tasks
+# there; each shard keeps its labels as int8 signs (the costs are the two class costs).  A cut
+# is one task per shard returning (risk, offset, violators, -X_k' v_k) and one reduction; the
+# risk along a line (GCA2, TCA) one scalar per shard and evaluation; the exact line search
+# (svmtool.solvers.linesearch.select_exact) a few rounds of one histogram of the breakpoints per
+# shard (counts and jump sums in at most 4096 buckets), after which only the breakpoints of one
+# small bucket (at most SELECT_LIMIT) travel to the driver.
 
-def t_hinge_state(shard, label, c_pos, c_neg):
-    y = np.where(np.asarray(shard.y) == label, 1.0, -1.0)
-    return (y, np.where(y > 0, float(c_pos), float(c_neg))), int(np.count_nonzero(y > 0))
+def t_hinge_state(shard, label):
+    y = np.asarray(shard.y)
+    lab = np.where(y == label, 1, -1).astype(np.int8)
+    return lab, int(np.count_nonzero(lab > 0))
 
 
 def t_scores(shard, w):
@@ -281,76 +284,65 @@ def t_zeros(shard):
     return np.zeros(shard.n_rows)
 
 
-def t_combine(a, b, alpha, beta):
-    """alpha a + beta b (b None: alpha a), in the order numpy evaluates the driver's
-    expressions (so the vectors are those of a local run, bit for bit)."""
-    if b is None:
-        return alpha * a
-    if alpha == 1.0 and beta == 1.0:
-        return a + b
-    if alpha == 1.0 and beta == -1.0:
-        return a - b
-    return alpha * a + beta * b
+def t_step(zb, zt, mu):
+    """zb + mu (zt - zb), rounded as numpy rounds ``zb + mu * (zt - zb)``."""
+    d = zt - zb
+    d *= mu
+    d += zb
+    return d
 
 
-def t_cut(shard, yc, z):
-    from svmtool.engine.passes_cp import hinge_cut_coef
+def t_cut_point(zb, zt, lam):
+    return (1.0 - lam) * zb + lam * zt
 
-    y, cost = yc
-    v = np.empty(shard.n_rows)
-    risk, off, nv = hinge_cut_coef(z, y, cost, v)
+
+def t_cut(shard, lab, c_pos, c_neg, z):
+    from svmtool.engine.hinge import hinge_grad_group, hinge_sums
+
+    risk, off, nv = hinge_sums(z, lab, c_pos, c_neg)
+    a = np.zeros(shard.n_features)
     if nv:
         with shard.lock:
-            a = -shard.oracle.rmatvec(v)
-    else:
-        a = np.zeros(shard.n_features)
+            shard.oracle.reduce_blocks(hinge_grad_group, a, z, lab, c_pos, c_neg)
+        np.negative(a, out=a)
     return float(risk), float(off), int(nv), a
 
 
-def t_risk(yc, z, zd, mu):
-    from svmtool.engine.passes_cp import hinge_risk, hinge_risk_line
+def t_risk(lab, c_pos, c_neg, z, zt, mu):
+    from svmtool.engine.hinge import hinge_risk, hinge_risk_line
 
-    y, cost = yc
-    if zd is None:
-        return float(hinge_risk(z, y, cost))
-    return float(hinge_risk_line(z, zd, y, cost, float(mu)))
+    if zt is None:
+        return float(hinge_risk(z, lab, c_pos, c_neg))
+    return float(hinge_risk_line(z, zt, lab, c_pos, c_neg, float(mu)))
 
 
-def t_breakpoints(yc, zb, zd):
-    from svmtool.engine.passes_cp import hinge_breakpoints
+def t_break_hist(lab, c_pos, c_neg, zb, zt, lo, shift, nbk):
+    """(slope0, counts, sums) of the shard's breakpoints in ``nbk`` buckets (linesearch)."""
+    from svmtool.engine.hinge import break_hist
 
-    y, cost = yc
-    keys = np.empty(zb.shape[0])
-    jumps = np.empty(zb.shape[0])
-    slope0, nb = hinge_breakpoints(zb, zd, y, cost, keys, jumps)
-    return float(slope0), keys[:nb], jumps[:nb]
+    counts = np.empty(nbk + 1, dtype=np.int64)
+    sums = np.empty(nbk + 1, dtype=np.float64)
+    slope0 = break_hist(zb, zt, lab, c_pos, c_neg, np.uint64(lo), np.uint64(shift), counts,
+                        sums)
+    return float(slope0), counts[:nbk], sums[:nbk]
+
+
+def t_break_collect(lab, c_pos, c_neg, zb, zt, lo, hi, cap):
+    """The shard's breakpoints (keys, jumps) whose bit patterns lie in [lo, hi), at most cap."""
+    from svmtool.engine.hinge import break_collect
+
+    keys = np.empty(cap + 1, dtype=np.float64)
+    jumps = np.empty(cap + 1, dtype=np.float64)
+    nb = break_collect(zb, zt, lab, c_pos, c_neg, np.uint64(lo), np.uint64(hi), keys, jumps)
+    return keys[:nb], jumps[:nb]
 
 
 class ShardScores:
-    """A score vector held on the workers, one future per shard; ``+``, ``-`` and scaling by a
-    number run as tasks there."""
+    """A score vector held on the workers, one future per shard."""
 
     def __init__(self, session, parts):
         self.session = session
         self.parts = parts
-
-    def _combine(self, other, alpha, beta):
-        s = self.session
-        if other is None:
-            return ShardScores(s, [s.submit(t_combine, p, None, alpha, 0.0) for p in self.parts])
-        return ShardScores(s, [s.submit(t_combine, p, q, alpha, beta)
-                               for p, q in zip(self.parts, other.parts)])
-
-    def __add__(self, other):
-        return self._combine(other, 1.0, 1.0)
-
-    def __sub__(self, other):
-        return self._combine(other, 1.0, -1.0)
-
-    def __mul__(self, k):
-        return self._combine(None, float(k), 0.0)
-
-    __rmul__ = __mul__
 
 
 class _PassCounter:
@@ -362,35 +354,54 @@ class _PassCounter:
 
 
 class ShardedLine:
-    """``f(mu)`` of OCAS's line search over ShardScores (see linesearch.HingeLine)."""
+    """``f(mu)`` of OCAS's line search over ShardScores (see linesearch.HingeLine); the exact
+    search (``sort`` or not) by distributed selection.  ``received`` lists, per round, how many
+    breakpoints reached the driver (0 for a histogram round)."""
 
-    def __init__(self, risk, zb, zd, A, B, c0):
-        self.risk, self.zb, self.zd = risk, zb, zd
+    limit = None                 # breakpoints that may travel at the end (None: SELECT_LIMIT)
+
+    def __init__(self, risk, zb, zt, A, B, c0):
+        self.risk, self.zb, self.zt = risk, zb, zt
         self.A, self.B, self.c0 = float(A), float(B), float(c0)
         self.evals = 0
+        self.received = []
+
+    def _each(self, fn, *args):
+        r = self.risk
+        s = r.session
+        return [s.submit(fn, lab, r.c_pos, r.c_neg, b, t, *args)
+                for lab, b, t in zip(r.lab, self.zb.parts, self.zt.parts)]
 
     def f(self, mu):
         self.evals += 1
-        s = self.risk.session
-        r = s.reduce([s.submit(t_risk, yc, b, d, float(mu)) for yc, b, d in
-                      zip(self.risk.yc, self.zb.parts, self.zd.parts)])
+        r = self.risk.session.reduce(self._each(t_risk, float(mu)))
         return self.c0 + mu * (self.B + 0.5 * self.A * mu) + r
 
-    def exact(self, sort=False):
-        from svmtool.solvers.linesearch import _exact_select, _exact_walk
-
-        s = self.risk.session
-        parts = s.gather([s.submit(t_breakpoints, yc, b, d) for yc, b, d in
-                          zip(self.risk.yc, self.zb.parts, self.zd.parts)])
+    def _hist(self, lo, shift, nbk):
+        parts = self.risk.session.gather(self._each(t_break_hist, lo, shift, nbk))
         slope0 = 0.0
-        for p in parts:
-            slope0 += p[0]
-        keys = np.concatenate([p[1] for p in parts])
-        jumps = np.concatenate([p[2] for p in parts])
-        if self.A <= 0.0:
-            return 0.0
-        walk = _exact_walk if sort else _exact_select
-        return float(walk(keys, jumps, keys.shape[0], slope0, self.A, self.B))
+        counts = parts[0][1].copy()
+        sums = parts[0][2].copy()
+        for i, (s0, c, sm) in enumerate(parts):
+            slope0 += s0
+            if i:
+                counts += c
+                sums += sm
+        self.received.append(0)
+        return slope0, counts, sums
+
+    def _collect(self, lo, hi, count):
+        parts = self.risk.session.gather(self._each(t_break_collect, lo, hi, count))
+        keys = np.concatenate([p[0] for p in parts])
+        jumps = np.concatenate([p[1] for p in parts])
+        self.received.append(int(keys.shape[0]))
+        return keys, jumps
+
+    def exact(self, sort=False):
+        from svmtool.solvers.linesearch import SELECT_LIMIT, select_exact
+
+        limit = SELECT_LIMIT if self.limit is None else int(self.limit)
+        return select_exact(self._hist, self._collect, self.A, self.B, limit)
 
 
 class ShardedHingeRisk:
@@ -401,43 +412,53 @@ class ShardedHingeRisk:
         self.shards = shards
         self.dim = int(n_features)
         self.scale = float(scale)
+        self.c_pos, self.c_neg = float(c_pos), float(c_neg)
         self.oracle = _PassCounter(n_rows, self.dim, len(shards))
-        fs = [session.submit(t_hinge_state, sh, label, c_pos, c_neg) for sh in shards]
-        self.yc, counts = [], []
+        fs = [session.submit(t_hinge_state, sh, label) for sh in shards]
+        self.lab, counts = [], []
         for f in fs:
             a, b = session.split(f, 2)
-            self.yc.append(a)
+            self.lab.append(a)
             counts.append(b)
         self.positives = sum(session.gather(counts))
         self.last_violators = 0
 
-    def zeros_scores(self):
-        return ShardScores(self.session, [self.session.submit(t_zeros, sh) for sh in
-                                          self.shards])
+    def _scores(self, fn, *parts, args=()):
+        s = self.session
+        return ShardScores(s, [s.submit(fn, *p, *args) for p in zip(*parts)])
 
-    def scores(self, w):
+    def zeros_scores(self):
+        return self._scores(t_zeros, self.shards)
+
+    def scores(self, w, out=None):
         import time
 
         t = time.perf_counter()
         w = np.ascontiguousarray(w, dtype=np.float64)
-        out = ShardScores(self.session, [self.session.submit(t_scores, sh, w)
-                                         for sh in self.shards])
+        out = self._scores(t_scores, self.shards, args=(w,))
         self.session.wait(out.parts)
         self.oracle.passes += 1
         self.oracle.seconds += time.perf_counter() - t
         return out
 
+    def step(self, zb, zt, mu):
+        return self._scores(t_step, zb.parts, zt.parts, args=(float(mu),))
+
+    def cut_point(self, zb, zt, lam):
+        return self._scores(t_cut_point, zb.parts, zt.parts, args=(float(lam),))
+
     def risk(self, z):
         s = self.session
-        return s.reduce([s.submit(t_risk, yc, p, None, 0.0) for yc, p in zip(self.yc, z.parts)])
+        return s.reduce([s.submit(t_risk, lab, self.c_pos, self.c_neg, p, None, 0.0)
+                         for lab, p in zip(self.lab, z.parts)])
 
     def cut(self, z):
         import time
 
         t = time.perf_counter()
         s = self.session
-        parts = s.gather([s.submit(t_cut, sh, yc, p) for sh, yc, p in
-                          zip(self.shards, self.yc, z.parts)])
+        parts = s.gather([s.submit(t_cut, sh, lab, self.c_pos, self.c_neg, p) for sh, lab, p in
+                          zip(self.shards, self.lab, z.parts)])
         risk = off = 0.0
         nv = 0
         a = parts[0][3].copy()
@@ -453,8 +474,8 @@ class ShardedHingeRisk:
         self.oracle.seconds += time.perf_counter() - t
         return a, off, risk
 
-    def line(self, zb, zd, A, B, c0):
-        return ShardedLine(self, zb, zd, A, B, c0)
+    def line(self, zb, zt, A, B, c0):
+        return ShardedLine(self, zb, zt, A, B, c0)
 
 
 def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback=None, *, spec,
@@ -463,17 +484,17 @@ def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback
     from svmtool.engine.dask_backend import ClusterError
 
     y = np.asarray(y)
-    pos = np.flatnonzero(y > 0)
-    label = float(labels_y[pos[0]]) if len(pos) else np.nan
+    n_pos = int(np.count_nonzero(y > 0))
+    label = float(labels_y[int(np.argmax(y > 0))]) if n_pos else np.nan
     if not (float(C_pos) > 0 and float(C_neg) > 0):
         raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    scale = float(len(pos)) * float(C_pos) + float(len(y) - len(pos)) * float(C_neg)
+    scale = float(n_pos) * float(C_pos) + float(len(y) - n_pos) * float(C_neg)
     shard_futures, ranges = session.shards(path, bias, block_values)
     risk = ShardedHingeRisk(session, shard_futures, len(y), n_features, label, C_pos, C_neg,
                             scale)
-    if risk.positives != len(pos):
+    if risk.positives != n_pos:
         raise ClusterError(f"dask: the workers found {risk.positives} rows of the positive "
-                           f"class, the driver {len(pos)}: the data at {path} differs")
+                           f"class, the driver {n_pos}: the data at {path} differs")
     kw = dict(spec.kwargs)
     if spec.name == "cp":
         from svmtool.solvers.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
