@@ -25,8 +25,8 @@ def _names(text):
 # options of the one-run form only (refused with --suite)
 RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
             "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
-            "no_trace", "no_memory", "tag", "end_to_end", "scale_rows", "scale_modes",
-            "scale_budget", "scale_c")
+            "no_trace", "no_memory", "tag", "end_to_end", "interleave", "scale_rows",
+            "scale_modes", "scale_budget", "scale_c")
 SUITE_ONLY = ("data_dir", "quick", "markdown")
 
 
@@ -51,6 +51,10 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
 @click.option("--end-to-end", is_flag=True,
               help="svmtool's runs as whole `svmtool train` commands on the text file (as the "
                    "program anchors run), timed from outside.")
+@click.option("--interleave", is_flag=True,
+              help="Alternate the timed runs of the runners (one run of each per round, after "
+                   "one warm-up run of each), so that a shared machine's load reaches all "
+                   "alike; no traces and no memory run.")
 @click.option("--test", "test_file", type=click.Path(exists=True, dir_okay=False),
               help="Test file: test accuracy and the test-error traces.")
 @click.option("--solvers", default=None,
@@ -115,7 +119,7 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
             threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
-            anchor_bin=(), scale_c="fixed"):
+            anchor_bin=(), scale_c="fixed", interleave=False):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -165,7 +169,8 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
                       epss=epss, repeat=repeat, against=ag, bias=bias, rows=rows, gamma=gamma,
                       trace=not no_trace, memory=not no_memory, scaling=scaling, sweep=sweep,
                       io=io_bench, external=external, external_predict=external_predict,
-                      external_group=external_loss, threads=threads, end_to_end=end_to_end)
+                      external_group=external_loss, threads=threads, end_to_end=end_to_end,
+                      interleave=interleave)
     log = (lambda m: info(ctx, m, quiet))
     result = run_one(cfg, log=log)
     md, files = finish(result, out_dir, tag, log=log)
