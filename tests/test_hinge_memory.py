@@ -282,8 +282,8 @@ def test_bytes_a_row_of_a_training_run(tmp_path):
     """A million rows (a 26 MB cache, mapped): the peak anonymous memory of api.train grows by
     the per-row vectors only -- ocas 18 bytes a row (two score vectors, the class byte, the
     sign byte), cp 10 -- in memory and out of core.  Before: 56 and 41 (measured with this
-    test); one float64 vector more would break the bounds.  The allocator maps every array of its own
-    (MALLOC_MMAP_THRESHOLD_), so freed arrays are not counted."""
+    test); one float64 vector more would break the bounds.  The allocator maps every array of
+    its own (MALLOC_MMAP_THRESHOLD_), so freed arrays are not counted."""
     from svmtool.io.cache_stream import CacheWriter
     from svmtool.problem import Problem
 

@@ -75,8 +75,8 @@ def l1r_l2_svc(cptr, rows, vals, y, cost, w, b, xj_sq, index, rng, use_glibc, sh
 
     ``vals`` already holds ``y_i x_ij``; ``b`` = 1 - y_i w'x_i per row (ones for w = 0);
     ``xj_sq[j]`` = sum_i C_i (y_i x_ij)^2.  ``out`` float64[5] receives (iterations,
-    converged, Gnorm1 of the last iteration, Gnorm1 of the first, scratch); ``hist[t]`` = (Gmax, Gnorm1,
-    active_size) of iteration t.
+    converged, Gnorm1 of the last iteration, Gnorm1 of the first, scratch); ``hist[t]`` =
+    (Gmax, Gnorm1, active_size) of iteration t.
     """
     n = w.shape[0]
     l = b.shape[0]

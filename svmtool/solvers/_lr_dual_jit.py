@@ -13,8 +13,6 @@ both touch only reads, so the results are unchanged.
 import math
 
 from svmtool._jit import njit
-import numpy as np
-
 from svmtool.solvers._dcd_jit import _PF_FAR, _PF_NEAR, _pf, pf_row, shuffle
 
 _FAR = int(_PF_FAR)         # as signed integers: the row positions here are int64
