@@ -267,3 +267,26 @@ def cut_point_inplace(zb, zt, lam):
     for i in range(zb.shape[0]):
         zt[i] = a * zb[i] + lam * zt[i]
     return 0
+
+
+# --------------------------------------------------------------------------------------------
+# the cut's passes through an engine (LocalOracle in memory, BlockOracle out of core)
+# --------------------------------------------------------------------------------------------
+
+def hinge_grad_pass(engine, z, lab, c_pos, c_neg):
+    """The hinge cut's ``X' v`` over the violators at scores ``z`` (``v`` never stored), one
+    ``reduce_blocks`` pass of ``engine``."""
+    g = np.empty(engine.n_features, dtype=np.float64)
+    engine.reduce_blocks(hinge_grad_group, g, z, lab, float(c_pos), float(c_neg))
+    return g
+
+
+def hinge_cut_pass(engine, w, lab, c_pos, c_neg, z=None):
+    """``(z, g)``: the scores ``z = X w`` (into ``z`` when given) and :func:`hinge_grad_pass` at
+    them, in one pass of ``engine``."""
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if z is None:
+        z = np.empty(engine.n_rows, dtype=np.float64)
+    g = np.empty(engine.n_features, dtype=np.float64)
+    engine.reduce_blocks(hinge_cut_group, g, w, lab, float(c_pos), float(c_neg), z)
+    return z, g

@@ -16,10 +16,12 @@ so on a cluster each worker would compute its shard's share and the driver would
 kernels otherwise.  All kernels here are pure functions of their arguments.
 """
 
+import time
+
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.engine.hinge import hinge_cut_group, hinge_grad_group
+from svmtool.engine.hinge import hinge_cut_pass, hinge_grad_pass
 # X w and X' v (rows with a zero coefficient skipped): the serial products of ops
 from svmtool.ops.sparse import csr_dot_dense as xw
 from svmtool.ops.sparse import csr_t_dot as xtv
@@ -236,13 +238,26 @@ def cs_right_slope(Zb, Zd, cls, cost, mu):
 # the interface the solvers call
 # --------------------------------------------------------------------------------------------
 
-class CPOracle:
+class CountedPasses:
+    """Counts an oracle's passes over the data and the time they take (``passes``,
+    ``seconds``), for the solvers' reports."""
+
+    passes = 0
+    seconds = 0.0
+
+    def _counted(self, fn, *args):
+        """``fn(*args)`` as one counted, timed pass."""
+        t = time.perf_counter()
+        out = fn(*args)
+        self.passes += 1
+        self.seconds += time.perf_counter() - t
+        return out
+
+
+class CPOracle(CountedPasses):
     """Row passes over local CSR arrays; counts passes and the time they take."""
 
     def __init__(self, indptr, indices, data, n_features, threads=None):
-        import time
-
-        self._time = time.perf_counter
         self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
         self.indices = np.ascontiguousarray(indices)
         if self.indices.dtype not in (np.int32, np.int64):
@@ -264,25 +279,17 @@ class CPOracle:
     def _pass(self, shared, own, x, *more):
         """One timed, counted pass: the shared engine's method ``shared`` when there is one
         (None: none for this product), else this module's kernel ``own``."""
-        t = self._time()
         x = np.ascontiguousarray(x, dtype=np.float64)
         if shared is not None and self._engine is not None:
-            out = np.asarray(getattr(self._engine, shared)(x), dtype=np.float64)
-        else:
-            out = own(self.indptr, self.indices, self.data, x, *more)
-        self.passes += 1
-        self.seconds += self._time() - t
-        return out
+            return self._counted(lambda: np.asarray(getattr(self._engine, shared)(x),
+                                                    dtype=np.float64))
+        return self._counted(own, self.indptr, self.indices, self.data, x, *more)
 
     def matvec(self, w, out=None):
         """``X w``; into ``out`` (n_rows floats) when given and the shared engine is there."""
         if out is None or self._engine is None:
             return self._pass("matvec", xw, w)
-        t = self._time()
-        self._engine.matvec(np.ascontiguousarray(w, dtype=np.float64), out)
-        self.passes += 1
-        self.seconds += self._time() - t
-        return out
+        return self._counted(self._engine.matvec, np.ascontiguousarray(w, dtype=np.float64), out)
 
     def rmatvec(self, v):
         return self._pass("rmatvec", xtv, v, self.n_features)
@@ -290,34 +297,22 @@ class CPOracle:
     def hinge_grad(self, z, lab, c_pos, c_neg):
         """``X' v`` with ``v_i = c_i y_i`` on the margin violators ``y_i z_i < 1`` (0 elsewhere;
         labels and costs as :mod:`svmtool.engine.hinge` keeps them), ``v`` never stored when
-        the shared engine is there (:func:`hinge_grad_group`)."""
+        the shared engine is there (:func:`~svmtool.engine.hinge.hinge_grad_pass`)."""
         if self._engine is None:
             y = np.where(np.asarray(lab) > 0, 1.0, -1.0)
             cost = np.abs(lab) * np.where(y > 0, c_pos, c_neg)
             return self.rmatvec(np.where(1.0 - y * z > 0.0, cost * y, 0.0))
-        t = self._time()
-        g = np.empty(self.n_features, dtype=np.float64)
-        self._engine.reduce_blocks(hinge_grad_group, g, z, lab, float(c_pos), float(c_neg))
-        self.passes += 1
-        self.seconds += self._time() - t
-        return g
+        return self._counted(hinge_grad_pass, self._engine, z, lab, c_pos, c_neg)
 
     def hinge_cut(self, w, lab, c_pos, c_neg, z=None):
         """``(z, g)``: the scores ``z = X w`` (into ``z`` when given) and :meth:`hinge_grad` at
         them, in one pass over the rows when the shared engine is there
-        (:func:`hinge_cut_group`), else as ``matvec`` then ``hinge_grad``."""
+        (:func:`~svmtool.engine.hinge.hinge_cut_pass`), else as ``matvec`` then
+        ``hinge_grad``."""
         if self._engine is None:
             z = self.matvec(w)
             return z, self.hinge_grad(z, lab, c_pos, c_neg)
-        t = self._time()
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if z is None:
-            z = np.empty(self.n_rows, dtype=np.float64)
-        g = np.empty(self.n_features, dtype=np.float64)
-        self._engine.reduce_blocks(hinge_cut_group, g, w, lab, float(c_pos), float(c_neg), z)
-        self.passes += 1
-        self.seconds += self._time() - t
-        return z, g
+        return self._counted(hinge_cut_pass, self._engine, w, lab, c_pos, c_neg, z)
 
     def matmat(self, W):
         return self._pass(None, xw_block, W)

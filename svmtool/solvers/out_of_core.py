@@ -23,12 +23,11 @@ in-memory coordinate descent: it stops by the same rule (PG spread <= eps).
 mapped cache, without the bias column (the blocks append it as they are loaded).
 """
 
-import time
-
 import numpy as np
 
 from svmtool.engine.blocks import BlockOracle, row_only
-from svmtool.engine.hinge import hinge_cut_group, hinge_grad_group
+from svmtool.engine.hinge import hinge_cut_pass, hinge_grad_pass
+from svmtool.engine.passes_cp import CountedPasses
 
 SUPPORTED = ("newton", "lr", "svr-l2", "cp", "ocas", "gca2", "tca", "dcd-l1", "dcd-l2")
 
@@ -39,8 +38,8 @@ def _declare_row_only():
     row_only(objectives._loss_group)
 
 
-class StreamedPasses:
-    """The two passes the cutting-plane risks use (``matvec``, ``rmatvec``) over a
+class StreamedPasses(CountedPasses):
+    """The passes the cutting-plane risks use (``matvec``, ``rmatvec``, the hinge cut) over a
     BlockOracle, counted and timed as :class:`svmtool.engine.passes_cp.CPOracle` counts them."""
 
     def __init__(self, blocks):
@@ -52,40 +51,19 @@ class StreamedPasses:
         self.seconds = 0.0
 
     def matvec(self, w, out=None):
-        t = time.perf_counter()
-        out = self.blocks.matvec(np.ascontiguousarray(w, dtype=np.float64), out)
-        self.passes += 1
-        self.seconds += time.perf_counter() - t
-        return out
+        return self._counted(self.blocks.matvec, np.ascontiguousarray(w, dtype=np.float64), out)
 
     def hinge_grad(self, z, lab, c_pos, c_neg):
         """The hinge cut's ``X' v`` over the violators at ``z`` (``v`` never stored)."""
-        t = time.perf_counter()
-        out = np.empty(self.n_features, dtype=np.float64)
-        self.blocks.reduce_blocks(hinge_grad_group, out, z, lab, float(c_pos), float(c_neg))
-        self.passes += 1
-        self.seconds += time.perf_counter() - t
-        return out
+        return self._counted(hinge_grad_pass, self.blocks, z, lab, c_pos, c_neg)
 
     def hinge_cut(self, w, lab, c_pos, c_neg, z=None):
         """``(X w, hinge_grad at X w)`` in one pass over the blocks (the same numbers as the
         two passes: the same block and sub-block sums)."""
-        t = time.perf_counter()
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if z is None:
-            z = np.empty(self.n_rows, dtype=np.float64)
-        out = np.empty(self.n_features, dtype=np.float64)
-        self.blocks.reduce_blocks(hinge_cut_group, out, w, lab, float(c_pos), float(c_neg), z)
-        self.passes += 1
-        self.seconds += time.perf_counter() - t
-        return z, out
+        return self._counted(hinge_cut_pass, self.blocks, w, lab, c_pos, c_neg, z)
 
     def rmatvec(self, v):
-        t = time.perf_counter()
-        out = self.blocks.rmatvec(np.ascontiguousarray(v, dtype=np.float64))
-        self.passes += 1
-        self.seconds += time.perf_counter() - t
-        return out
+        return self._counted(self.blocks.rmatvec, np.ascontiguousarray(v, dtype=np.float64))
 
 
 def make_oracle(indptr, indices, data, raw_features, bias, params, budget_bytes, sources=None):
