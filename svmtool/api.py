@@ -38,7 +38,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     C, eps, bias, class weights and so on.  ``callback(class_index, iteration, info)`` is called
     once per outer iteration of the solver (progress bars, benchmark traces).
     ``init_model`` (a model, e.g. from :func:`load_model`) warm-starts the solver from it (see
-    :mod:`svmtool.solvers.warm`: labels are mapped by value, features by index, the bias
+    :mod:`svmtool.solvers.common.warm`: labels are mapped by value, features by index, the bias
     rescaled; a model of another kind or class set raises ParameterError).
     ``params.time_limit`` (seconds) stops the solver at an outer-iteration boundary once spent.
     ``model.report`` holds, per binary subproblem, what the solver reached.
@@ -88,7 +88,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
             if sources is not None:
                 kwargs += (("sources", sources),)
                 problem = _RowsElsewhere(problem)
-            driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
+            driver_spec = _replace(spec, module="svmtool.solvers.scale_out.out_of_core",
                                    function="fit_ranking", kwargs=kwargs)
         elif streaming:
             # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
@@ -124,7 +124,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     weighted_c = class_weights(params, labels)
     if params.liblinear_rng and spec.reads("dcd"):
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
-        from svmtool.solvers.dcd import glibc_rand_state
+        from svmtool.solvers.dual_cd.dcd import glibc_rand_state
 
         params = replace(params, dcd=replace(params.dcd,
                                              rand_state=glibc_rand_state(params.seed)))
@@ -137,7 +137,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     w = np.zeros((n_cols, len(tasks)), dtype=np.float64)
     start_w = params.init_w
     if init_model is not None:
-        from svmtool.solvers.warm import linear_start
+        from svmtool.solvers.common.warm import linear_start
 
         start_w = linear_start(init_model, spec, labels, problem.n_features, params.bias)
 
@@ -156,8 +156,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
                 (params.dcd.warm_start == "cold" or streaming):
             init_w = None          # measured: the dual solvers gain nothing from a model's w
         elif init_model is not None and spec.warm_start == "alpha":
-            # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
-            from svmtool.solvers.warm import dual_start
+            # dual CD starts from an alpha derived from the old w (svmtool.solvers.common.warm)
+            from svmtool.solvers.common.warm import dual_start
 
             margins = yb * _row_dots(indptr, indices, data, init_w)
 
@@ -176,7 +176,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
                   callback=cb)
         if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
             # LIBLINEAR's rescue of -s 1 at its iteration cap: go on with -s 2 from its w
-            from svmtool.solvers.newton import fallback_after_dual
+            from svmtool.solvers.newton.newton import fallback_after_dual
 
             res = fallback_after_dual(res, indptr, indices, data, yb, n_cols, c_pos, c_neg,
                                       params, callback=cb)
@@ -272,7 +272,7 @@ def check_streaming(spec, params):
             raise ParameterError(f"-s {spec.name} cannot train out of core: --dask sends its "
                                  f"subproblems to the workers instead")
     elif params.dask is not None:
-        from svmtool.solvers.sharded import DASK_SOLVERS
+        from svmtool.solvers.scale_out.sharded import DASK_SOLVERS
 
         if spec.name not in DASK_SOLVERS:
             raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
@@ -409,7 +409,7 @@ def _streaming_fit(mode, problem, params, spec):
     budget = memory_budget_bytes(params)
     if mode == "dask":
         from svmtool.engine.dask_backend import Session
-        from svmtool.solvers.sharded import fit as dask_fit
+        from svmtool.solvers.scale_out.sharded import fit as dask_fit
 
         if _shard_sources(problem) is not None:
             # each shard file is a piece of its own; the workers map them from their paths
@@ -422,7 +422,7 @@ def _streaming_fit(mode, problem, params, spec):
                                 path=path, labels_y=problem.y, session=session,
                                 block_values=block_values_for(budget))
         return fit, session.close
-    from svmtool.solvers.out_of_core import fit as block_fit
+    from svmtool.solvers.scale_out.out_of_core import fit as block_fit
 
     return functools.partial(block_fit, spec=spec, bias=float(params.bias),
                              budget_bytes=budget, sources=_shard_sources(problem)), None

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 LINE_SEARCHES = ("exact", "sorted", "gca2", "tca")
-# -s cp --loss: SVMperf's multivariate losses (Joachims 2005); svmtool.solvers.multivariate
+# -s cp --loss: SVMperf's multivariate losses (Joachims 2005);
+# svmtool.solvers.cutting_plane.multivariate
 PERF_LOSSES = ("errorrate", "f1", "prbep", "prec@k", "rec@k", "rocarea")
 DCD_ENGINES = ("auto", "jit", "python")
 DUAL_STARTS = ("margin", "scaled", "clipped", "cold")
@@ -144,7 +145,7 @@ class DcdParams:
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
-    # the alpha --init-model's w gives (svmtool.solvers.warm.dual_start); measured on the
+    # the alpha --init-model's w gives (svmtool.solvers.common.warm.dual_start); measured on the
     # nightly a9a scenario (now svmtool bench --suite warm-start) every variant lost to cold
     # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
     warm_start: str = "cold"

@@ -1,4 +1,4 @@
-"""Dual coordinate descent (svmtool.solvers.dcd) and the CSR helpers (svmtool.ops.sparse).
+"""Dual coordinate descent (svmtool.solvers.dual_cd.dcd) and the CSR helpers (svmtool.ops.sparse).
 
 Truths used: scipy.sparse products, glibc's own rand() (through ctypes), liblinear-official's
 models (in a fresh subprocess for the bit-identical checks, its rand() state being global),
@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from conftest import DATA, SHARED, shared_file
 from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_axpy, row_dot, row_sq_norms
 from svmtool.params import DcdParams, TrainParams
-from svmtool.solvers import dcd, get_spec
+from svmtool.solvers import get_spec
+from svmtool.solvers.dual_cd import dcd
 
 HEART = DATA / "heart_scale"
 A9A = DATA / "a9a"
@@ -536,7 +537,7 @@ def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):
     # a fresh process: training heart_scale from the command line stays in plain Python; with
     # the Python budget nearly spent the same run moves to the jitted loop, same model bytes
     model_a, model_b = tmp_path / "a.model", tmp_path / "b.model"
-    code = ("import sys; from svmtool.cli import run; from svmtool.solvers import dcd;"
+    code = ("import sys; from svmtool.cli import run; from svmtool.solvers.dual_cd import dcd;"
             "dcd._py_work_left[0] = int(sys.argv[2]);"
             f"rc = run(['train', '-q', {str(HEART)!r}, sys.argv[1]]);"
             "print(rc, 'numba' in sys.modules)")

@@ -163,8 +163,7 @@ def check_train_settings(s):
 
 
 def train_params(s, n_features=None):
-    from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams,
-                                TrainParams)
+    from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams, TrainParams)
 
     gamma = s["gamma"] if s["gamma"] > 0 else None
     return TrainParams(
@@ -187,7 +186,7 @@ def run_train(ctx, args):
     from svmtool import api
     from svmtool.io.svmlight import load_data
     from svmtool.solvers import get_spec
-    from svmtool.solvers.libsvm_train import cross_validation
+    from svmtool.solvers.kernel.libsvm_train import cross_validation
 
     params = train_params(s)
     prob = load_data(data, zero_based=s["kernel_type"] == 4)
@@ -373,8 +372,8 @@ def parse_scale_args(args):
 def run_scale(ctx, args):
     s, data = parse_scale_args(args)
     from svmtool.io.output import open_output
-    from svmtool.io.scale import (compute_ranges, iter_svm_scale_text, restore_ranges,
-                                  save_ranges, scale)
+    from svmtool.io.scale import (compute_ranges, iter_svm_scale_text, restore_ranges, save_ranges,
+                                  scale)
     from svmtool.io.svmlight import load_data
 
     prob = load_data(data)

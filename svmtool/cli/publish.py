@@ -108,7 +108,7 @@ def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, z
     if retrain["init_model"] is not None:
         init_model = api.load_model(retrain["init_model"])
         init_model.report["source"] = retrain["init_model"]
-        from svmtool.solvers.warm import check_kind
+        from svmtool.solvers.common.warm import check_kind
 
         check_kind(init_model, spec)
     prob, params, t_read = read_training_data(ctx, spec, params, train_file, model_format,

@@ -395,7 +395,7 @@ def _find_c(ctx, spec, prob, params, folds, quiet):
     grid starts, as in LIBLINEAR."""
     import math
 
-    from svmtool.solvers.param_search import find_c
+    from svmtool.solvers.selection.param_search import find_c
 
     def report(c, score, p=None):
         if p is None:

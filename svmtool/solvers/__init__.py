@@ -155,27 +155,29 @@ def register(spec: SolverSpec):
 
 # -- linear SVMs and logistic regression, one-vs-rest (LIBLINEAR's -s numbers) --------------------
 register(SolverSpec(
-    "dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit", (("loss", "l2"),), 0.1,
+    "dcd-l2", 1, "L2R_L2LOSS_SVC_DUAL", "svmtool.solvers.dual_cd.dcd", "fit", (("loss", "l2"),),
+    0.1,
     "L2-regularised L2-loss SVM, dual coordinate descent (LIBLINEAR -s 1); falls back to newton "
     "at its iteration cap, as LIBLINEAR",
     problem="L2-loss SVM", method="dual CD (LIBLINEAR -s 1)", eps_means="max PG violation",
     loss="squared hinge", options=("dcd",), warm_start="alpha", threads="one-vs-rest classes",
     out_of_core=True))
 register(SolverSpec(
-    "dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dcd", "fit", (("loss", "l1"),), 0.1,
+    "dcd-l1", 3, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.dual_cd.dcd", "fit", (("loss", "l1"),),
+    0.1,
     "L2-regularised L1-loss (hinge) SVM, dual coordinate descent (LIBLINEAR -s 3)",
     problem="L1-loss SVM", method="dual CD (LIBLINEAR -s 3)", eps_means="max PG violation",
     options=("dcd",), warm_start="alpha", threads="one-vs-rest classes",
     out_of_core=True))
 register(SolverSpec(
-    "lr", 0, "L2R_LR", "svmtool.solvers.newton", "fit", (("loss", "lr"),), 0.01,
+    "lr", 0, "L2R_LR", "svmtool.solvers.newton.newton", "fit", (("loss", "lr"),), 0.01,
     "L2-regularised logistic regression, primal truncated Newton-CG (LIBLINEAR -s 0)",
     problem="logistic regression", method="primal Newton-CG (LIBLINEAR -s 0)",
     eps_means="relative gradient norm", loss="logistic", options=("bias_reg",), warm_start="w",
     threads="row passes",
     out_of_core=True))
 register(SolverSpec(
-    "newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton", "fit", (("loss", "l2"),), 0.01,
+    "newton", 2, "L2R_L2LOSS_SVC", "svmtool.solvers.newton.newton", "fit", (("loss", "l2"),), 0.01,
     "L2-regularised L2-loss SVM, primal truncated Newton-CG (LIBLINEAR -s 2, Chapelle & "
     "Keerthi)",
     problem="L2-loss SVM", method="primal Newton-CG (LIBLINEAR -s 2)",
@@ -183,21 +185,21 @@ register(SolverSpec(
     warm_start="w", threads="row passes",
     out_of_core=True))
 register(SolverSpec(
-    "lr-dual", 7, "L2R_LR_DUAL", "svmtool.solvers.lr_dual", "fit", (), 0.1,
+    "lr-dual", 7, "L2R_LR_DUAL", "svmtool.solvers.dual_cd.lr_dual", "fit", (), 0.1,
     "L2-regularised logistic regression, dual coordinate descent (LIBLINEAR -s 7, Yu, Huang & "
     "Lin 2011); falls back to lr at its iteration cap, as LIBLINEAR",
     problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
     eps_means="max |dual gradient|", loss="logistic", options=("dcd",),
     threads="one-vs-rest classes"))
 register(SolverSpec(
-    "l1r-l2", 5, "L1R_L2LOSS_SVC", "svmtool.solvers.l1r_svc", "fit", (), 0.01,
+    "l1r-l2", 5, "L1R_L2LOSS_SVC", "svmtool.solvers.primal_cd.l1r_svc", "fit", (), 0.01,
     "L1-regularised L2-loss SVM, coordinate descent with Newton directions and shrinking "
     "(LIBLINEAR -s 5, Yuan, Chang, Hsieh & Lin 2010)",
     problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
     eps_means="relative subgradient 1-norm", loss="squared hinge", regulariser="L1",
     options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
 register(SolverSpec(
-    "l1r-lr", 6, "L1R_LR", "svmtool.solvers.l1r_lr", "fit", (), 0.01,
+    "l1r-lr", 6, "L1R_LR", "svmtool.solvers.primal_cd.l1r_lr", "fit", (), 0.01,
     "L1-regularised logistic regression, newGLMNET (LIBLINEAR -s 6, Yuan, Ho & Lin 2012)",
     problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
     eps_means="relative subgradient 1-norm", loss="logistic", regulariser="L1",
@@ -206,45 +208,46 @@ register(SolverSpec(
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
 register(SolverSpec(
-    "svr-l2", 11, "L2R_L2LOSS_SVR", "svmtool.solvers.svr_newton", "fit", (), 0.0001,
+    "svr-l2", 11, "L2R_L2LOSS_SVR", "svmtool.solvers.newton.svr_newton", "fit", (), 0.0001,
     "L2-regularised L2-loss support vector regression, primal truncated Newton-CG (LIBLINEAR "
     "-s 11)",
-    kind="single", driver="svmtool.solvers.single:train_single",
+    kind="single", driver="svmtool.solvers.common.single:train_single",
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
     model_formats=("liblinear",),
     out_of_core=True))
 register(SolverSpec(
-    "svr-l2-dual", 12, "L2R_L2LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l2"),),
-    0.1,
+    "svr-l2-dual", 12, "L2R_L2LOSS_SVR_DUAL", "svmtool.solvers.dual_cd.svr", "fit",
+    (("loss", "l2"),), 0.1,
     "L2-regularised L2-loss support vector regression, dual coordinate descent (LIBLINEAR -s 12,"
     " Ho & Lin 2012); falls back to svr-l2 at its iteration cap, as LIBLINEAR",
-    kind="single", driver="svmtool.solvers.single:train_single",
+    kind="single", driver="svmtool.solvers.common.single:train_single",
     problem="L2-loss SVR", method="dual CD (LIBLINEAR -s 12)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
     loss="squared eps-insensitive", options=("svr",), model_formats=("liblinear",)))
 register(SolverSpec(
-    "svr-l1-dual", 13, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.svr", "fit", (("loss", "l1"),),
-    0.1,
+    "svr-l1-dual", 13, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.dual_cd.svr", "fit",
+    (("loss", "l1"),), 0.1,
     "L2-regularised L1-loss support vector regression, dual coordinate descent (LIBLINEAR -s 13,"
     " Ho & Lin 2012)",
-    kind="single", driver="svmtool.solvers.single:train_single",
+    kind="single", driver="svmtool.solvers.common.single:train_single",
     problem="L1-loss SVR", method="dual CD (LIBLINEAR -s 13)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
     loss="eps-insensitive", options=("svr",), model_formats=("liblinear",)))
 register(SolverSpec(
-    "one-class", 21, "ONECLASS_SVM", "svmtool.solvers.oneclass", "fit", (), 0.01,
+    "one-class", 21, "ONECLASS_SVM", "svmtool.solvers.dual_cd.oneclass", "fit", (), 0.01,
     "linear one-class SVM (nu, -n), two-level dual coordinate descent (LIBLINEAR -s 21, Chou et "
     "al. 2020); rho in the model",
-    kind="single", driver="svmtool.solvers.single:train_single",
+    kind="single", driver="svmtool.solvers.common.single:train_single",
     problem="one-class SVM", method="two-level dual CD (LIBLINEAR -s 21)",
     eps_means="max dual violation", task="one-class", loss="hinge",
     options=("oneclass",), model_formats=("liblinear",)))
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 register(SolverSpec(
-    "cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.multivariate", "fit", (), 0.001,
+    "cp", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane.multivariate", "fit", (),
+    0.001,
     "L1-loss SVM, 1-slack cutting plane (Joachims 2006, SVMperf); --loss for SVMperf's "
     "multivariate losses (F1, PRBEP, prec@k, rec@k, ROC area)",
     problem="L1-loss SVM", method="1-slack cutting plane (SVMperf)",
@@ -252,37 +255,39 @@ register(SolverSpec(
     threads="row passes",
     out_of_core=True, sign_labels=True))
 register(SolverSpec(
-    "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit", (), 0.01,
+    "ocas", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane.ocas", "fit", (), 0.01,
     "L1-loss SVM, OCAS cutting plane with exact line search (Franc & Sonnenburg)",
     problem="L1-loss SVM", method="OCAS, exact line search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
     out_of_core=True, sign_labels=True))
 register(SolverSpec(
-    "gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+    "gca2", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane.ocas", "fit",
     (("line_search", "gca2"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's grid-search line search (GCA2)",
     problem="L1-loss SVM", method="OCAS, Arnosti's GCA2 search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
     out_of_core=True, sign_labels=True))
 register(SolverSpec(
-    "tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.ocas", "fit",
+    "tca", None, "L2R_L1LOSS_SVC_DUAL", "svmtool.solvers.cutting_plane.ocas", "fit",
     (("line_search", "tca"),), 0.01,
     "L1-loss SVM, OCAS with Arnosti's three-point line search (TCA)",
     problem="L1-loss SVM", method="OCAS, Arnosti's TCA search", eps_means="relative gap",
     options=("cp", "ocas"), warm_start="w", threads="row passes",
     out_of_core=True, sign_labels=True))
 register(SolverSpec(
-    "ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.mcsvm", "fit", (), 0.01,
+    "ocas-mc", 4, "MCSVM_CS", "svmtool.solvers.cutting_plane.mcsvm", "fit", (), 0.01,
     "Crammer-Singer multi-class SVM (LIBLINEAR -s 4's problem) by OCAS",
-    kind="multiclass", driver="svmtool.solvers.mcsvm:train_multiclass",
+    kind="multiclass", driver="svmtool.solvers.cutting_plane.mcsvm:train_multiclass",
     problem="Crammer-Singer multi-class", method="OCAS (LIBLINEAR -s 4's problem)",
     eps_means="relative gap", loss="crammer-singer", options=("cp", "ocas"), warm_start="w",
     threads="row passes", model_formats=("liblinear",)))
 register(SolverSpec(
-    "ordinal", None, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.ordinal", "fit", (), 0.001,
+    "ordinal", None, "L2R_L1LOSS_SVR_DUAL", "svmtool.solvers.cutting_plane.ordinal", "fit", (),
+    0.001,
     "ordinal regression / ranking SVM over pairs (Joachims 2006 Alg. 2; pairs within each qid "
     "as SVMrank); ROC-area SVM with two labels; -c per pair",
-    kind="ranking", driver="svmtool.solvers.ordinal:train_ranking", aliases=("rank", "roc"),
+    kind="ranking", driver="svmtool.solvers.cutting_plane.ordinal:train_ranking",
+    aliases=("rank", "roc"),
     problem="ranking / ordinal / ROC area", method="1-slack cutting plane over pairs",
     eps_means="violation / training loss", task="ranking", loss="pairwise hinge",
     options=("cp",), warm_start="w", threads="row passes",
@@ -304,19 +309,19 @@ register(SolverSpec(
 KERNEL_DEFAULT_BIAS = 1.0
 
 register(SolverSpec(
-    "kernel", None, "c_svc", "svmtool.solvers.kernel_cd", "fit", (), 1e-3,
+    "kernel", None, "c_svc", "svmtool.solvers.kernel.kernel_cd", "fit", (), 1e-3,
     "kernel SVM (LIBSVM's kernels) with a regularised kernel bias, greedy dual coordinate "
     "descent on one or two variables a step, with shrinking",
-    kind="kernel", driver="svmtool.solvers.ovo:train_ovo",
+    kind="kernel", driver="svmtool.solvers.kernel.ovo:train_ovo",
     problem="kernel SVM (K + B^2)", method="greedy dual CD, shrinking",
     eps_means="max PG violation", options=("kernel",), warm_start="alpha",
     threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",),
     default_bias=KERNEL_DEFAULT_BIAS))
 register(SolverSpec(
-    "dcsvm", None, "c_svc", "svmtool.solvers.dcsvm", "fit", (), 1e-3,
+    "dcsvm", None, "c_svc", "svmtool.solvers.dcsvm.dcsvm", "fit", (), 1e-3,
     "divide-and-conquer kernel SVM (Hsieh et al. 2014), same problem as -s kernel; --early for "
     "the early-prediction model",
-    kind="kernel", driver="svmtool.solvers.ovo:train_ovo",
+    kind="kernel", driver="svmtool.solvers.kernel.ovo:train_ovo",
     problem="kernel SVM (K + B^2)", method="divide and conquer (DC-SVM)",
     eps_means="max PG violation", options=("kernel", "dcsvm"), warm_start="alpha",
     threads="clusters, pairs, kernel blocks", model_type="kernel", model_formats=("libsvm",),
@@ -324,30 +329,30 @@ register(SolverSpec(
 
 # -- LIBSVM's five problems, exactly (its svm_type names; SMO with second-order working sets) ---
 _LIBSVM_COMMON = dict(
-    kind="kernel", driver="svmtool.solvers.libsvm_train:train_libsvm",
+    kind="kernel", driver="svmtool.solvers.kernel.libsvm_train:train_libsvm",
     method="SMO, 2nd-order WSS, shrinking (LIBSVM)", eps_means="max violating pair",
     threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",))
 register(SolverSpec(
-    "c_svc", None, "c_svc", "svmtool.solvers.smo", "solve_c_svc", (), 1e-3,
+    "c_svc", None, "c_svc", "svmtool.solvers.kernel.smo", "solve_c_svc", (), 1e-3,
     "C-SVC, LIBSVM's problem (y'a = 0, rho from the KKT conditions), SMO with second-order "
     "working sets and shrinking (LIBSVM -s 0)",
     problem="C-SVC (LIBSVM -s 0)", options=("kernel", "libsvm"), **_LIBSVM_COMMON))
 register(SolverSpec(
-    "nu_svc", None, "nu_svc", "svmtool.solvers.smo", "solve_nu_svc", (), 1e-3,
+    "nu_svc", None, "nu_svc", "svmtool.solvers.kernel.smo", "solve_nu_svc", (), 1e-3,
     "nu-SVC (-n nu), LIBSVM's problem and solver (LIBSVM -s 1)",
     problem="nu-SVC (LIBSVM -s 1)", options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))
 register(SolverSpec(
-    "one_class", None, "one_class", "svmtool.solvers.smo", "solve_one_class", (), 1e-3,
+    "one_class", None, "one_class", "svmtool.solvers.kernel.smo", "solve_one_class", (), 1e-3,
     "one-class SVM (-n nu) with a kernel, LIBSVM's problem and solver (LIBSVM -s 2)",
     problem="one-class SVM (LIBSVM -s 2)", task="one-class",
     options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))
 register(SolverSpec(
-    "epsilon_svr", None, "epsilon_svr", "svmtool.solvers.smo", "solve_epsilon_svr", (), 1e-3,
+    "epsilon_svr", None, "epsilon_svr", "svmtool.solvers.kernel.smo", "solve_epsilon_svr", (), 1e-3,
     "epsilon-SVR (-p epsilon) with a kernel, LIBSVM's problem and solver (LIBSVM -s 3)",
     problem="epsilon-SVR (LIBSVM -s 3)", task="regression", loss="eps-insensitive",
     options=("kernel", "libsvm", "svr"), **_LIBSVM_COMMON))
 register(SolverSpec(
-    "nu_svr", None, "nu_svr", "svmtool.solvers.smo", "solve_nu_svr", (), 1e-3,
+    "nu_svr", None, "nu_svr", "svmtool.solvers.kernel.smo", "solve_nu_svr", (), 1e-3,
     "nu-SVR (-n nu) with a kernel, LIBSVM's problem and solver (LIBSVM -s 4)",
     problem="nu-SVR (LIBSVM -s 4)", task="regression", loss="eps-insensitive",
     options=("kernel", "libsvm", "oneclass"), **_LIBSVM_COMMON))

@@ -1,0 +1,436 @@
+"""Dual coordinate descent for L2-regularised L1- and L2-loss linear SVMs (LIBLINEAR -s 3, -s 1).
+
+The maths
+---------
+Primal, with per-example costs ``C_i`` (``C_pos`` for ``y_i = +1``, ``C_neg`` for ``y_i = -1``)::
+
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)        L1 loss (hinge),         -s 3
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2      L2 loss (squared hinge), -s 1
+
+Dual (Hsieh, Chang, Lin, Keerthi, Sundararajan, "A dual coordinate descent method for large-scale
+linear SVM", ICML 2008)::
+
+    min_alpha  f(alpha) = 1/2 alpha' (Q + D) alpha - e'alpha,    0 <= alpha_i <= U_i,
+    Q_ij = y_i y_j x_i'x_j,
+    L1 loss: U_i = C_i, D_ii = 0;      L2 loss: U_i = inf, D_ii = 1 / (2 C_i),
+
+with ``w = sum_i y_i alpha_i x_i`` kept up to date, so that the partial derivative
+``G_i = y_i w'x_i - 1 + D_ii alpha_i`` costs one sparse dot product and the one-variable minimiser
+``alpha_i <- min(max(alpha_i - G_i / QD_ii, 0), U_i)`` with ``QD_ii = x_i'x_i + D_ii`` one sparse
+axpy.  Each outer iteration visits the active rows in a fresh random order.
+
+Shrinking and stopping follow LIBLINEAR (``solve_l2r_l1l2_svc`` in linear.cpp, 2.4x-2.50):
+
+* the projected gradient ``PG_i`` is ``G_i`` for a free ``alpha_i``, ``min(G_i, 0)`` at 0 and
+  ``max(G_i, 0)`` at ``U_i``;
+* a row at the lower bound with ``G_i > PGmax_old`` (or at the upper bound with
+  ``G_i < PGmin_old``) leaves the active set, where ``PGmax_old``/``PGmin_old`` are the extremes of
+  ``PG`` over the previous outer iteration (reset to +-inf when they have the wrong sign);
+* ``-e`` (``eps``, default 0.1) bounds the projected-gradient violation: the pass stops when
+  ``PGmax - PGmin <= eps`` and also ``|PGmax| <= eps`` and ``|PGmin| <= eps`` (the two extra
+  conditions are in recent LIBLINEAR; without them a pass whose projected gradients all have
+  nearly the same nonzero value would stop early).  If rows were shrunk, the active set is
+  restored and the iterations go on until the condition holds over all rows;
+* at most ``max_iter`` outer iterations (LIBLINEAR's ``dual_solver_max_iter`` = 300).  When the cap
+  is hit the result has ``converged=False`` and ``extra["warning"]`` holds the message for the
+  caller to print (this module never prints nor calls ``warnings.warn``).  For -s 1 LIBLINEAR then
+  switches to its primal Newton solver (-s 2) with ``eps * 0.1``; ``extra["liblinear_fallback"]``
+  names that solver so that the API layer can do the same.
+
+Random order: by default a Fisher-Yates shuffle driven by splitmix64 (seeded from ``params.seed``)
+with Lemire's multiply-shift bounded draw.  With ``params.liblinear_rng=True`` the permutation is
+drawn exactly as LIBLINEAR draws it, ``j = i + rand() % (active_size - i)``, with an emulation of
+glibc's ``rand()`` (the TYPE_3 additive feedback generator, ``r_k = r_{k-3} + r_{k-31}``, output
+``r_k >> 1``) seeded as ``srand(params.seed)``.  LIBLINEAR never calls ``srand``; glibc then
+behaves as after ``srand(1)``, and 1 is the default seed, so on data ordered as LIBLINEAR orders it
+(the API groups the classes) the weight vector is bit-identical to LIBLINEAR's in a fresh process.
+
+Warm start: ``params.dcd.init_alpha`` (length ``n_rows``) starts from that dual point
+(clipped to ``[0, U_i]``), ``w`` being recomputed from it.  ``init_w`` is ignored, as LIBLINEAR's
+dual solvers ignore ``init_sol``: a primal point does not determine a dual one.
+
+Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha``, ``primal`` (the objective
+above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints ``f(alpha)``
+as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i > 0``)
+and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration), ``warning``
+(or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped by the
+cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
+``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
+``max_iter``.  ``params.dcd.w_recalc = True`` recomputes ``w`` from ``alpha`` at the end,
+as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
+to LIBLINEAR both ways).
+
+Two engines.  The hot loop is one jitted function over raw arrays
+(:func:`svmtool.solvers.dual_cd._dcd_jit._dcd_iterations`); :mod:`svmtool.solvers.dual_cd._dcd_py`
+is the same loop in plain Python.  Importing numba and loading cached kernels costs a fresh process
+0.5-0.7 s, against milliseconds of solving for a file such as heart_scale, so with
+``params.dcd.engine = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
+entries starts in Python when the jitted kernels are not loaded yet, and moves to the jitted loop
+once the process has spent ``PY_WORK_BUDGET`` stored-entry visits in Python; the loop's whole
+state lives in arrays, so the hand-over changes nothing in the result (tested bit for bit).
+``"jit"`` and ``"python"`` force one engine.
+
+The jitted loop runs outer iterations until a work budget is spent, so that the Python driver
+can call ``callback`` between calls at a negligible cost (a call costs about 3 us; one call per
+outer iteration measured +2 to +5% on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored
+entries is within noise); per-iteration numbers come back in a history buffer and the callback is
+still called once per outer iteration.  Index arrays are unsigned (uint64 ``indptr``, uint32
+``indices`` and permutation): numba then emits no negative-index wrap-around code.  The rows visited
+next are prefetched (see ``_pf`` in _dcd_jit), the one change that makes the loop faster than
+LIBLINEAR's C: a visit is dominated by cache misses on a row chosen at random.  Floating-point
+operations are those of LIBLINEAR, in its order (sums left to right over a row, no fused
+multiply-add), which is what makes the weights bit-identical.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+
+DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
+LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
+# Work (stored entries visited) per call of the jitted loop when a callback is given: a call
+# costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
+CALLBACK_WORK_BUDGET = 1 << 21
+_HIST_ROWS = 1024          # outer iterations recorded per call at most
+_GLIBC_F = 31              # slots of the rng array holding glibc's front and rear positions
+_GLIBC_R = 32
+
+# Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
+# stored entries starts in plain Python (svmtool.solvers.dual_cd._dcd_py) unless the jitted kernels
+# are already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per process (about
+# 0.3 s, half of what importing numba and loading the kernels costs) before the rest of the
+# work goes to the jitted loop, which resumes from the same state: the result is the same.
+SMALL_NNZ = 200_000
+PY_WORK_BUDGET = 1_500_000
+_py_work_left = [PY_WORK_BUDGET]
+ENGINES = ("auto", "jit", "python")
+
+# --------------------------------------------------------------------------------------------
+# random numbers
+# --------------------------------------------------------------------------------------------
+
+def glibc_rand_state(seed=1):
+    """The state of glibc's ``rand()`` right after ``srand(seed)``, as a uint64 array of 33 slots.
+
+    Slots 0..30 hold the 31 words of the TYPE_3 table (32-bit values), slot 31 the front and
+    slot 32 the rear position.  glibc seeds ``r_0 = seed`` (0 is taken as 1),
+    ``r_i = 16807 r_{i-1} mod (2^31 - 1)`` (Schrage's method on a signed 32-bit word), puts the
+    front 3 words ahead of the rear one, and discards 310 outputs.
+    """
+    seed = int(seed) & 0xFFFFFFFF
+    if seed == 0:
+        seed = 1
+    word = seed - (1 << 32) if seed >= (1 << 31) else seed   # int32_t word = seed
+    table = [0] * 31
+    table[0] = word & 0xFFFFFFFF
+    for i in range(1, 31):
+        hi = abs(word) // 127773
+        if word < 0:
+            hi = -hi                                          # C division truncates toward 0
+        lo = word - hi * 127773
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        table[i] = word & 0xFFFFFFFF
+    front, rear = 3, 0
+    for _ in range(310):
+        table[front] = (table[front] + table[rear]) & 0xFFFFFFFF
+        front = (front + 1) % 31
+        rear = (rear + 1) % 31
+    state = np.zeros(33, dtype=np.uint64)
+    state[:31] = table
+    state[_GLIBC_F] = front
+    state[_GLIBC_R] = rear
+    return state
+
+
+def glibc_rand_fill(rng, out):
+    """Fill ``out`` (uint64) with successive emulated ``rand()`` values (for tests)."""
+    from svmtool.solvers.dual_cd._dcd_jit import glibc_rand_fill as fill
+    fill(rng, out)
+
+
+def splitmix_state(seed):
+    """State of the default generator: one uint64 word derived from the seed."""
+    state = np.zeros(33, dtype=np.uint64)
+    state[0] = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & (2**64 - 1))
+    return state
+
+
+# --------------------------------------------------------------------------------------------
+# the Python driver
+# --------------------------------------------------------------------------------------------
+
+def csr_arrays(indptr, indices, data):
+    """The CSR arrays as the jitted loops take them: contiguous, int64 row pointers, float64
+    values (the column indices keep their integer type)."""
+    return (np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(indices),
+            np.ascontiguousarray(data, dtype=np.float64))
+
+
+def batches(run, istate, iter_field, stop_field, max_iter):
+    """Drive a jitted loop that does a batch of outer iterations per call: yields what each
+    call of ``run()`` returns (the iterations it did) until the loop's stopping flag
+    ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, or a call did
+    none."""
+    while not istate[stop_field] and istate[iter_field] < max_iter:
+        done = run()
+        yield done
+        if done == 0:
+            break
+
+
+def replay(callback, last_iteration, done, hist, names, t_start=None):
+    """Call ``callback`` once for each of the ``done`` iterations of a batch that ended at
+    ``last_iteration``, with the columns of its history rows ``hist[:done]`` named by ``names``
+    ((name, type), ...) and, given ``t_start``, the seconds elapsed."""
+    first = last_iteration - done
+    for t in range(done):
+        info = {name: conv(hist[t, c]) for c, (name, conv) in enumerate(names)}
+        if t_start is not None:
+            info["elapsed"] = time.perf_counter() - t_start
+        callback(first + t + 1, info)
+
+
+def permutation_rng(params):
+    """The generator of the coordinate permutations of the dual and L1 solvers: LIBLINEAR's
+    rand() with --liblinear-rng, one for all the subproblems of a training run as in LIBLINEAR's
+    process (the API passes it in params.dcd.rand_state; a lone call starts from srand(seed)),
+    else svmtool's splitmix generator from --seed."""
+    if params.liblinear_rng:
+        shared = params.dcd.rand_state
+        return shared if shared is not None else glibc_rand_state(params.seed)
+    return splitmix_state(params.seed)
+
+
+def _unsigned_views(indptr, indices, n_features):
+    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+    if indptr.size and (indptr[0] < 0 or np.any(np.diff(indptr) < 0)):
+        raise ValueError("indptr must be non-negative and non-decreasing")
+    indices = np.ascontiguousarray(indices)
+    nnz_end = int(indptr[-1]) if indptr.size else 0
+    if indices.shape[0] < nnz_end:
+        raise ValueError(f"indices holds {indices.shape[0]} entries, indptr needs {nnz_end}")
+    if nnz_end:
+        used = indices[int(indptr[0]):nnz_end]
+        lo, hi = int(used.min()), int(used.max())
+        if lo < 0 or hi >= n_features:
+            raise ValueError(f"feature index {lo if lo < 0 else hi} outside [0, {n_features})")
+    if n_features > 0xFFFFFFFF:
+        raise ValueError("more than 2^32 - 1 features are not supported by the dual solver")
+    if indices.dtype == np.int32 or indices.dtype == np.uint32:
+        indices_u = indices.view(np.uint32)
+    else:
+        indices_u = indices.astype(np.uint32)
+    return indptr, indptr.view(np.uint64), indices_u
+
+
+class _python_ops:
+    """The three row passes of the driver in plain Python (small problems), as numpy arrays."""
+
+    @staticmethod
+    def row_sq_norms(indptr, data):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.row_sq_norms(indptr, data), dtype=np.float64)
+
+    @staticmethod
+    def csr_dot_dense(indptr, indices, data, w):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.csr_dot_dense(indptr, indices, data, w), dtype=np.float64)
+
+    @staticmethod
+    def csr_t_dot(indptr, indices, data, v, n_features):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.csr_t_dot(indptr, indices, data, v, n_features),
+                        dtype=np.float64)
+
+
+def _jit_ops():
+    from svmtool.ops import sparse
+    return sparse
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        loss="l2"):
+    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
+    t_start = time.perf_counter()
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
+    C_pos = float(C_pos)
+    C_neg = float(C_neg)
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    n_features = int(n_features)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
+
+    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, n_features)
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    n_rows = indptr.shape[0] - 1
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+
+    if loss == "l1":
+        bounds = np.array([C_neg, C_pos, 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    pos = y > 0
+    upper = np.where(pos, bounds[1], bounds[0])
+    diag = np.where(pos, bounds[3], bounds[2])
+    engine = params.dcd.engine
+    if engine not in ENGINES:
+        raise ValueError(f"dcd_engine must be one of {ENGINES} (got {engine!r})")
+    nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
+    forced_budget = params.dcd.python_budget
+    if engine == "python":
+        small, py_left = True, None                     # None: no limit
+    elif engine == "jit":
+        small, py_left = False, 0
+    elif forced_budget is not None:                     # tests: hand over after this much work
+        small, py_left = True, int(forced_budget)
+    else:
+        small = nnz <= SMALL_NNZ and "svmtool.solvers.dual_cd._dcd_jit" not in sys.modules
+        py_left = _py_work_left[0] if small else 0
+    ops = _python_ops() if small else _jit_ops()
+    qd = diag + ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
+
+    init_alpha = params.dcd.init_alpha
+    if init_alpha is not None:
+        alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
+        if alpha.shape[0] != n_rows:
+            raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
+        alpha = np.minimum(np.maximum(alpha, 0.0), upper)
+        alpha = np.where(np.isnan(alpha), 0.0, alpha)
+        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+    else:
+        alpha = np.zeros(n_rows, dtype=np.float64)
+        w = np.zeros(n_features, dtype=np.float64)
+
+    index = np.arange(n_rows, dtype=np.uint32)
+    rng = permutation_rng(params)
+    fstate = np.array([np.inf, -np.inf, 0.0])
+    istate = np.array([n_rows, 0, 0], dtype=np.int64)
+    hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
+    deadline = params.deadline
+    # a callback or a deadline needs the loop back between outer iterations now and then
+    budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None or deadline is not None
+                       else 2**63)
+    out_of_time = False
+    last = (np.nan, np.nan, float(n_rows))
+    t_loop = time.perf_counter()
+    # plain Python while the problem is small and the process-wide budget lasts (auto), then
+    # (or from the start) the jitted loop, resuming from the same state
+    in_python = py_left is None or py_left > 0
+    if n_rows > 0:
+        while True:
+            # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the
+            # generator, x/0 for an empty row in the L1 case, both intended)
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+                if in_python:
+                    from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
+                    step = budget if py_left is None else min(int(budget), py_left)
+                    done, work = dcd_iterations(indptr, indices_u, data, y, qd, alpha, w, index,
+                                                bounds, fstate, istate, rng,
+                                                bool(params.liblinear_rng),
+                                                bool(params.shrinking), eps, max_iter, step,
+                                                hist)
+                    if py_left is not None:
+                        py_left -= work
+                        in_python = py_left > 0
+                        if forced_budget is None:
+                            _py_work_left[0] -= work
+                else:
+                    from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
+                    done = _dcd_iterations(indptr_u, indices_u, data, y, qd, alpha, w, index,
+                                           bounds, fstate, istate, rng,
+                                           bool(params.liblinear_rng), bool(params.shrinking),
+                                           eps, max_iter, budget, hist)
+            if done:
+                last = tuple(hist[done - 1])
+            if callback is not None:
+                first = int(istate[1]) - done
+                for t in range(done):
+                    callback(first + t + 1, {
+                        "pg_max": float(hist[t, 0]), "pg_min": float(hist[t, 1]),
+                        "violation": float(hist[t, 0] - hist[t, 1]),
+                        "active_size": int(hist[t, 2]),
+                        "elapsed": time.perf_counter() - t_start,
+                    })
+            if istate[2] or istate[1] >= max_iter or done == 0:
+                break
+            if time_up(deadline):
+                out_of_time = True
+                break
+    else:
+        istate[2] = 1
+    if small and "svmtool.solvers.dual_cd._dcd_jit" in sys.modules:
+        ops = _jit_ops()     # handed over to the jitted loop: its row passes are loaded anyway
+    if params.dcd.w_recalc:
+        # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
+        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+    t_solved = time.perf_counter()
+
+    iterations = int(istate[1])
+    converged = bool(istate[2])
+    margins = y * ops.csr_dot_dense(indptr, indices_u, data, w)
+    slack = np.maximum(0.0, 1.0 - margins)
+    cost = np.where(pos, C_pos, C_neg)
+    ww = float(w @ w)
+    loss_sum = float(cost @ (slack if loss == "l1" else slack * slack))
+    primal = 0.5 * ww + loss_sum
+    f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())
+    dual = -f_alpha
+    warning = None
+    fallback = None
+    if out_of_time:
+        # the current point, as at the cap, but no rescue by Newton: the budget is spent
+        warning = time_limit_warning("dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)",
+                                     iterations)
+    elif not converged:
+        solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
+        warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
+                   f"the stopping tolerance eps={eps:g} was met (violation "
+                   f"{last[0] - last[1]:.3g}); ")
+        if loss == "l2":
+            fallback = "L2R_L2LOSS_SVC"
+            warning += ("LIBLINEAR switches to the primal Newton solver (-s 2) here; "
+                        "use -s 2 or raise --max-iter")
+        else:
+            warning += "using -s 2 may be faster, or raise --max-iter"
+    extra = {
+        "pg_violation": float(last[0] - last[1]),
+        "warning": warning,
+        "liblinear_fallback": fallback,
+        "solve_time": t_solved - t_loop,
+        "setup_time": t_loop - t_start,
+        "active_size": int(istate[0]),
+        "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
+        "liblinear_objective": f_alpha,
+        "eps": eps,
+        "max_iter": max_iter,
+    }
+    if out_of_time:
+        extra["stopped"] = STOPPED_TIME
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - dual,
+                        gap_kind="duality gap", converged=converged, dual=dual,
+                        n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)
+
+
+def projected_gradient(indptr, indices, data, y, w, alpha, C_pos, C_neg, loss="l2"):
+    """Projected gradient of the dual over every row at (alpha, w): a KKT certificate helper."""
+    if loss == "l1":
+        bounds = np.array([float(C_neg), float(C_pos), 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    from svmtool.ops.sparse import csr_dot_dense
+    from svmtool.solvers.dual_cd._dcd_jit import _projected_gradient
+
+    margins = y * csr_dot_dense(indptr, indices, data, np.ascontiguousarray(w, dtype=np.float64))
+    return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), bounds)
