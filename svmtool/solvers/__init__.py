@@ -321,7 +321,7 @@ register(SolverSpec(
     "dcsvm", None, "c_svc", "svmtool.solvers.dcsvm.dcsvm", "fit", (), 1e-3,
     "divide-and-conquer kernel SVM (Hsieh et al. 2014), same problem as -s kernel; --early for "
     "the early-prediction model",
-    kind="kernel", driver="svmtool.solvers.kernel.ovo:train_ovo",
+    kind="kernel", driver="svmtool.solvers.dcsvm.driver:train_dcsvm",
     problem="kernel SVM (K + B^2)", method="divide and conquer (DC-SVM)",
     eps_means="max PG violation", options=("kernel", "dcsvm"), warm_start="alpha",
     threads="clusters, pairs, kernel blocks", model_type="kernel", model_formats=("libsvm",),
