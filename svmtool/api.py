@@ -124,7 +124,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     weighted_c = class_weights(params, labels)
     if params.liblinear_rng and spec.reads("dcd"):
         # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
-        from svmtool.solvers.dual_cd.dcd import glibc_rand_state
+        from svmtool.solvers.common.rng import glibc_rand_state
 
         params = replace(params, dcd=replace(params.dcd,
                                              rand_state=glibc_rand_state(params.seed)))

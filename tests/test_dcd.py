@@ -25,6 +25,8 @@ from conftest import DATA, SHARED, shared_file
 from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_axpy, row_dot, row_sq_norms
 from svmtool.params import DcdParams, TrainParams
 from svmtool.solvers import get_spec
+from svmtool.solvers.common import rng as generators
+from svmtool.solvers.common._rng_jit import glibc_rand_fill
 from svmtool.solvers.dual_cd import dcd
 
 HEART = DATA / "heart_scale"
@@ -131,14 +133,14 @@ def test_glibc_rand_emulation_matches_libc(seed):
     expected = np.array([libc.rand() for _ in range(2000)], dtype=np.uint64)
     libc.srand(1)
     got = np.empty(2000, dtype=np.uint64)
-    dcd.glibc_rand_fill(dcd.glibc_rand_state(seed), got)
+    glibc_rand_fill(generators.glibc_rand_state(seed), got)
     np.testing.assert_array_equal(got, expected)
 
 
 def test_glibc_rand_first_value_after_srand_1():
     # glibc's well-known first rand() value when unseeded (equivalently after srand(1))
     out = np.empty(2, dtype=np.uint64)
-    dcd.glibc_rand_fill(dcd.glibc_rand_state(1), out)
+    glibc_rand_fill(generators.glibc_rand_state(1), out)
     assert out.tolist() == [1804289383, 846930886]
 
 

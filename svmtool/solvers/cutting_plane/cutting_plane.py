@@ -47,7 +47,7 @@ from svmtool.engine.hinge import (cut_point_inplace, hinge_risk, hinge_sums, sig
                                   step_inplace)
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane.qp import (QP_FOLLOW, WorkingSet, cap_foreseen,
                                               cap_foreseen_warning, no_progress,
                                               no_progress_warning)

@@ -51,7 +51,7 @@ positive one (+1 in a {-1, +1} problem); several classes are trained one against
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
-from svmtool.solvers import SolverResult
+from svmtool.solvers.common.result import SolverResult
 from svmtool.labels import check_binary
 from svmtool.solvers.cutting_plane.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
 from svmtool.solvers.cutting_plane.cutting_plane import fit as fit_hinge

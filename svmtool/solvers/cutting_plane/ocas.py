@@ -35,7 +35,7 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
-from svmtool.solvers import STOPPED_TIME, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane.cutting_plane import (HingeRisk, cp_result, run_counters,
                                                          start_point)
 from svmtool.solvers.cutting_plane.linesearch import make_search

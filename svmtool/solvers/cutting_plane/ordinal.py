@@ -143,7 +143,7 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
         risk.C = float(perf_c) * 100.0 / risk.m
         risk.scale = risk.C * risk.m
     if risk.m == 0:
-        from svmtool.solvers import SolverResult
+        from svmtool.solvers.common.result import SolverResult
 
         w = np.zeros(n_features)
         return SolverResult(w=w, iterations=0, primal=0.0, gap=0.0, gap_kind="no pairs",

@@ -52,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, n_threads
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.ops.rows import take_rows
 from svmtool.solvers.kernel.kernel_cd import solve
 from svmtool.solvers.dcsvm.dcsvm_conquer import conquer, result_fields

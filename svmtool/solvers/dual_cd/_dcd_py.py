@@ -17,11 +17,10 @@ loop's ``error_model="numpy"`` does.  The rows are converted to Python lists onc
 
 import math
 
+from svmtool.solvers.common.rng import SPLITMIX_GAMMA, SPLITMIX_M1, SPLITMIX_M2
+
 _M64 = (1 << 64) - 1
 _M32 = 0xFFFFFFFF
-_SM_GAMMA = 0x9E3779B97F4A7C15
-_SM_M1 = 0xBF58476D1CE4E5B9
-_SM_M2 = 0x94D049BB133111EB
 _INF = math.inf
 
 
@@ -35,7 +34,7 @@ def _div(a, b):
 
 
 class _Glibc:
-    """glibc's TYPE_3 ``rand()`` over the 33-slot state of :func:`dcd.glibc_rand_state`."""
+    """glibc's TYPE_3 ``rand()`` over the 33-slot state of :func:`svmtool.solvers.common.rng.glibc_rand_state`."""
 
     __slots__ = ("t", "f", "r")
 
@@ -60,7 +59,8 @@ class _Glibc:
 
 
 class _SplitMix:
-    """splitmix64 with Lemire's bounded draw, as ``_splitmix_next``/``_bounded`` in _dcd_jit."""
+    """splitmix64 with Lemire's bounded draw, as ``_splitmix_next``/``_bounded`` in
+    :mod:`svmtool.solvers.common._rng_jit`."""
 
     __slots__ = ("s",)
 
@@ -68,10 +68,10 @@ class _SplitMix:
         self.s = int(rng[0])
 
     def _next(self):
-        z = (self.s + _SM_GAMMA) & _M64
+        z = (self.s + SPLITMIX_GAMMA) & _M64
         self.s = z
-        z = ((z ^ (z >> 30)) * _SM_M1) & _M64
-        z = ((z ^ (z >> 27)) * _SM_M2) & _M64
+        z = ((z ^ (z >> 30)) * SPLITMIX_M1) & _M64
+        z = ((z ^ (z >> 27)) * SPLITMIX_M2) & _M64
         return z ^ (z >> 31)
 
     def below(self, n):

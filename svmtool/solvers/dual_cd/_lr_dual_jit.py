@@ -13,7 +13,8 @@ both touch only reads, so the results are unchanged.
 import math
 
 from svmtool._jit import njit
-from svmtool.solvers.dual_cd._dcd_jit import _PF_FAR, _PF_NEAR, _pf, pf_row, shuffle
+from svmtool.solvers.common._prefetch_jit import _PF_FAR, _PF_NEAR, _pf, pf_row
+from svmtool.solvers.common._rng_jit import shuffle
 
 _FAR = int(_PF_FAR)         # as signed integers: the row positions here are int64
 _NEAR = int(_PF_NEAR)

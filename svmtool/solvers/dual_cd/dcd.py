@@ -49,12 +49,12 @@ Warm start: ``params.dcd.init_alpha`` (length ``n_rows``) starts from that dual 
 (clipped to ``[0, U_i]``), ``w`` being recomputed from it.  ``init_w`` is ignored, as LIBLINEAR's
 dual solvers ignore ``init_sol``: a primal point does not determine a dual one.
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha``, ``primal`` (the objective
-above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints ``f(alpha)``
-as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i > 0``)
-and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration), ``warning``
-(or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped by the
-cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha``, ``primal`` (the
+objective above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints
+``f(alpha)`` as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i
+> 0``) and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration),
+``warning`` (or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped
+by the cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
 ``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
 ``max_iter``.  ``params.dcd.w_recalc = True`` recomputes ``w`` from ``alpha`` at the end,
 as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
@@ -87,7 +87,9 @@ import time
 
 import numpy as np
 
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.batches import batches, replay, unsigned_views
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.rng import permutation_rng
 
 DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
@@ -95,8 +97,6 @@ LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
 # costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
 CALLBACK_WORK_BUDGET = 1 << 21
 _HIST_ROWS = 1024          # outer iterations recorded per call at most
-_GLIBC_F = 31              # slots of the rng array holding glibc's front and rear positions
-_GLIBC_R = 32
 
 # Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
 # stored entries starts in plain Python (svmtool.solvers.dual_cd._dcd_py) unless the jitted kernels
@@ -109,124 +109,8 @@ _py_work_left = [PY_WORK_BUDGET]
 ENGINES = ("auto", "jit", "python")
 
 # --------------------------------------------------------------------------------------------
-# random numbers
-# --------------------------------------------------------------------------------------------
-
-def glibc_rand_state(seed=1):
-    """The state of glibc's ``rand()`` right after ``srand(seed)``, as a uint64 array of 33 slots.
-
-    Slots 0..30 hold the 31 words of the TYPE_3 table (32-bit values), slot 31 the front and
-    slot 32 the rear position.  glibc seeds ``r_0 = seed`` (0 is taken as 1),
-    ``r_i = 16807 r_{i-1} mod (2^31 - 1)`` (Schrage's method on a signed 32-bit word), puts the
-    front 3 words ahead of the rear one, and discards 310 outputs.
-    """
-    seed = int(seed) & 0xFFFFFFFF
-    if seed == 0:
-        seed = 1
-    word = seed - (1 << 32) if seed >= (1 << 31) else seed   # int32_t word = seed
-    table = [0] * 31
-    table[0] = word & 0xFFFFFFFF
-    for i in range(1, 31):
-        hi = abs(word) // 127773
-        if word < 0:
-            hi = -hi                                          # C division truncates toward 0
-        lo = word - hi * 127773
-        word = 16807 * lo - 2836 * hi
-        if word < 0:
-            word += 2147483647
-        table[i] = word & 0xFFFFFFFF
-    front, rear = 3, 0
-    for _ in range(310):
-        table[front] = (table[front] + table[rear]) & 0xFFFFFFFF
-        front = (front + 1) % 31
-        rear = (rear + 1) % 31
-    state = np.zeros(33, dtype=np.uint64)
-    state[:31] = table
-    state[_GLIBC_F] = front
-    state[_GLIBC_R] = rear
-    return state
-
-
-def glibc_rand_fill(rng, out):
-    """Fill ``out`` (uint64) with successive emulated ``rand()`` values (for tests)."""
-    from svmtool.solvers.dual_cd._dcd_jit import glibc_rand_fill as fill
-    fill(rng, out)
-
-
-def splitmix_state(seed):
-    """State of the default generator: one uint64 word derived from the seed."""
-    state = np.zeros(33, dtype=np.uint64)
-    state[0] = np.uint64((int(seed) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & (2**64 - 1))
-    return state
-
-
-# --------------------------------------------------------------------------------------------
 # the Python driver
 # --------------------------------------------------------------------------------------------
-
-def csr_arrays(indptr, indices, data):
-    """The CSR arrays as the jitted loops take them: contiguous, int64 row pointers, float64
-    values (the column indices keep their integer type)."""
-    return (np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(indices),
-            np.ascontiguousarray(data, dtype=np.float64))
-
-
-def batches(run, istate, iter_field, stop_field, max_iter):
-    """Drive a jitted loop that does a batch of outer iterations per call: yields what each
-    call of ``run()`` returns (the iterations it did) until the loop's stopping flag
-    ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, or a call did
-    none."""
-    while not istate[stop_field] and istate[iter_field] < max_iter:
-        done = run()
-        yield done
-        if done == 0:
-            break
-
-
-def replay(callback, last_iteration, done, hist, names, t_start=None):
-    """Call ``callback`` once for each of the ``done`` iterations of a batch that ended at
-    ``last_iteration``, with the columns of its history rows ``hist[:done]`` named by ``names``
-    ((name, type), ...) and, given ``t_start``, the seconds elapsed."""
-    first = last_iteration - done
-    for t in range(done):
-        info = {name: conv(hist[t, c]) for c, (name, conv) in enumerate(names)}
-        if t_start is not None:
-            info["elapsed"] = time.perf_counter() - t_start
-        callback(first + t + 1, info)
-
-
-def permutation_rng(params):
-    """The generator of the coordinate permutations of the dual and L1 solvers: LIBLINEAR's
-    rand() with --liblinear-rng, one for all the subproblems of a training run as in LIBLINEAR's
-    process (the API passes it in params.dcd.rand_state; a lone call starts from srand(seed)),
-    else svmtool's splitmix generator from --seed."""
-    if params.liblinear_rng:
-        shared = params.dcd.rand_state
-        return shared if shared is not None else glibc_rand_state(params.seed)
-    return splitmix_state(params.seed)
-
-
-def _unsigned_views(indptr, indices, n_features):
-    indptr = np.ascontiguousarray(indptr, dtype=np.int64)
-    if indptr.size and (indptr[0] < 0 or np.any(np.diff(indptr) < 0)):
-        raise ValueError("indptr must be non-negative and non-decreasing")
-    indices = np.ascontiguousarray(indices)
-    nnz_end = int(indptr[-1]) if indptr.size else 0
-    if indices.shape[0] < nnz_end:
-        raise ValueError(f"indices holds {indices.shape[0]} entries, indptr needs {nnz_end}")
-    if nnz_end:
-        used = indices[int(indptr[0]):nnz_end]
-        lo, hi = int(used.min()), int(used.max())
-        if lo < 0 or hi >= n_features:
-            raise ValueError(f"feature index {lo if lo < 0 else hi} outside [0, {n_features})")
-    if n_features > 0xFFFFFFFF:
-        raise ValueError("more than 2^32 - 1 features are not supported by the dual solver")
-    if indices.dtype == np.int32 or indices.dtype == np.uint32:
-        indices_u = indices.view(np.uint32)
-    else:
-        indices_u = indices.astype(np.uint32)
-    return indptr, indptr.view(np.uint64), indices_u
-
 
 class _python_ops:
     """The three row passes of the driver in plain Python (small problems), as numpy arrays."""
@@ -267,7 +151,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
 
-    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, n_features)
+    indptr, indptr_u, indices_u = unsigned_views(indptr, indices, n_features)
     data = np.ascontiguousarray(data, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     n_rows = indptr.shape[0] - 1

@@ -36,8 +36,8 @@ engine).
 
 Threads: none inside a subproblem; the API may run one-vs-rest classes on threads.
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha``, ``primal`` (the logistic
-objective at ``w``), ``dual`` (minus the dual objective above, plus the constant
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha``, ``primal`` (the
+logistic objective at ``w``), ``dual`` (minus the dual objective above, plus the constant
 ``sum_i C_i log C_i`` so that ``dual <= primal``), ``gap = primal - dual``, and in ``extra``:
 ``max_gradient`` (the last iteration's), ``newton_steps``, ``warning``, ``notice``,
 ``solve_time``, ``eps``, ``max_iter``.
@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
-from svmtool.solvers import SolverResult
+from svmtool.solvers.common.result import SolverResult
 
 DEFAULT_EPS = 0.1
 LIBLINEAR_MAX_ITER = 300
@@ -59,12 +59,13 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Train binary logistic regression by dual coordinate descent; see the module docstring."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers.dual_cd._lr_dual_jit import lr_dual_iterations
-    from svmtool.solvers.dual_cd.dcd import _unsigned_views, batches, permutation_rng, replay
+    from svmtool.solvers.common.batches import batches, replay, unsigned_views
+    from svmtool.solvers.common.rng import permutation_rng
 
     t_start = time.perf_counter()
     n_features = int(n_features)
     indices = np.ascontiguousarray(indices)
-    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, n_features)
+    indptr, indptr_u, indices_u = unsigned_views(indptr, indices, n_features)
     data = np.ascontiguousarray(data, dtype=np.float64)
     l = indptr.shape[0] - 1
     y, C_pos, C_neg = check_binary(l, y, C_pos, C_neg)

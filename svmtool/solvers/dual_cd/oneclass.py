@@ -27,9 +27,9 @@ Deterministic: no random numbers (the pairs are chosen by a total order on (-G_i
 model is bit-identical to LIBLINEAR's with or without ``--liblinear-rng``.  No bias column
 (``-B`` is refused, as LIBLINEAR does: ``rho`` is the offset).
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha``, ``primal`` (the primal
-above at ``(w, rho)``), ``dual = -f(alpha)``, ``gap = primal - dual``, ``n_sv`` (``alpha_i > 0``)
-and in ``extra``: ``rho`` (what the model stores), ``violation``, ``warning``, ``solve_time``,
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha``, ``primal`` (the
+primal above at ``(w, rho)``), ``dual = -f(alpha)``, ``gap = primal - dual``, ``n_sv`` (``alpha_i >
+0``) and in ``extra``: ``rho`` (what the model stores), ``violation``, ``warning``, ``solve_time``,
 ``eps``, ``max_iter``, ``liblinear_objective`` (``f(alpha)``).
 """
 
@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from svmtool.solvers import SolverResult
+from svmtool.solvers.common.result import SolverResult
 
 DEFAULT_EPS = 0.01
 DEFAULT_NU = 0.5

@@ -35,18 +35,18 @@ file's order in LIBLINEAR (no class grouping), so the weights are then bit-ident
 Threads: none (each step depends on the previous one).  No pure-Python twin: the first run
 compiles (then numba's cache loads it).
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``alpha`` (= beta), ``primal`` (the
-objective above at ``w``), ``dual = -f(beta)`` (LIBLINEAR prints ``f(beta)`` as "Objective
-value"), ``gap = primal - dual``, ``n_sv`` (``beta_i != 0``), and in ``extra``: ``gnorm1``,
-``gnorm1_init``, ``warning``, ``liblinear_fallback``, ``solve_time``, ``eps``, ``max_iter``,
-``liblinear_objective``.
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha`` (= beta),
+``primal`` (the objective above at ``w``), ``dual = -f(beta)`` (LIBLINEAR prints ``f(beta)`` as
+"Objective value"), ``gap = primal - dual``, ``n_sv`` (``beta_i != 0``), and in ``extra``:
+``gnorm1``, ``gnorm1_init``, ``warning``, ``liblinear_fallback``, ``solve_time``, ``eps``,
+``max_iter``, ``liblinear_objective``.
 """
 
 import time
 
 import numpy as np
 
-from svmtool.solvers import SolverResult
+from svmtool.solvers.common.result import SolverResult
 
 DEFAULT_EPS = 0.1
 DEFAULT_P = 0.1
@@ -68,8 +68,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """
     from svmtool.ops.sparse import csr_dot_dense, row_sq_norms
     from svmtool.solvers.dual_cd._svr_jit import svr_iterations
-    from svmtool.solvers.dual_cd.dcd import (_unsigned_views, batches, glibc_rand_state, replay,
-                                             splitmix_state)
+    from svmtool.solvers.common.batches import batches, replay, unsigned_views
+    from svmtool.solvers.common.rng import glibc_rand_state, splitmix_state
 
     t_start = time.perf_counter()
     if loss not in ("l1", "l2"):
@@ -81,7 +81,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     indices = np.ascontiguousarray(indices)
-    indptr, indptr_u, indices_u = _unsigned_views(indptr, indices, int(n_features))
+    indptr, indptr_u, indices_u = unsigned_views(indptr, indices, int(n_features))
     data = np.ascontiguousarray(data, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     l = indptr.shape[0] - 1

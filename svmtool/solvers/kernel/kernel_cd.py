@@ -54,8 +54,8 @@ cache plus O(n) vectors; no n x n matrix.
 Warm start: ``init_alpha`` (clipped to the box), the gradient then computed from its nonzeros.
 The step cap is LIBSVM's ``max(10^7, 100 n)``.
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``alpha``, ``dual`` (= ``f(alpha)``, the
-value LIBSVM prints as ``obj``), ``primal``
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``alpha``, ``dual`` (=
+``f(alpha)``, the value LIBSVM prints as ``obj``), ``primal``
 (``1/2 alpha'Q alpha + sum C_i max(0, 1 - y_i f(x_i))``),
 ``gap = primal + dual``, ``gap_kind`` "max PG violation" with ``extra["pg_violation"]``.
 """
@@ -66,7 +66,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.kernel._kernel_cd_jit import (_COUNTER, _FRESH, _MISSES, _N_ACT, _STEPS,
                                                    _cd_run, _diag)
 

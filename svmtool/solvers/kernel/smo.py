@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
-from svmtool.solvers import time_up
+from svmtool.solvers.common.result import time_up
 from svmtool.solvers.kernel._smo_jit import max_violation, rho_of, smo_run
 from svmtool.solvers.kernel._smo_rows_jit import (COUNTER, EPOCH, ITERS, MISSES, N_ACT, UNSHRUNK,
                                                   kernel_diag)

@@ -41,10 +41,10 @@ Threads: the passes run on :class:`svmtool.engine.local.LocalOracle` with ``para
 threads (default: all cores) over row blocks fixed by the data, so the model is bit-identical
 for any thread count.
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``primal = f(w)``, ``gap = |g| / |g0|``
-("relative gradient norm"), ``iterations`` (Newton steps) and in ``extra``: ``cg_steps`` (total),
-``grad_norm``, ``grad_norm0``, ``tolerance`` (the bound on ``|g|/|g0|``), ``line_search_trials``,
-``passes`` (passes over the data), ``solve_time``, ``threads``, ``warning``.
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``primal = f(w)``, ``gap = |g| /
+|g0|`` ("relative gradient norm"), ``iterations`` (Newton steps) and in ``extra``: ``cg_steps``
+(total), ``grad_norm``, ``grad_norm0``, ``tolerance`` (the bound on ``|g|/|g0|``),
+``line_search_trials``, ``passes`` (passes over the data), ``solve_time``, ``threads``, ``warning``.
 """
 
 import math
@@ -53,7 +53,7 @@ import time
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
 DEFAULT_EPS = 0.01            # LIBLINEAR's default -e for -s 0 and -s 2
 DEFAULT_MAX_ITER = 1000       # LIBLINEAR's NEWTON max_iter

@@ -26,8 +26,8 @@ below 1e-12.
 Threads: the row passes run on :class:`svmtool.engine.local.LocalOracle` over fixed row blocks,
 so the model is the same for any ``--threads``.
 
-Returned: :class:`svmtool.solvers.SolverResult` as :mod:`svmtool.solvers.newton.newton` returns it
-(``primal = f(w)``, ``gap = |g| / |g0|``).
+Returned: :class:`svmtool.solvers.common.result.SolverResult` as
+:mod:`svmtool.solvers.newton.newton` returns it (``primal = f(w)``, ``gap = |g| / |g0|``).
 """
 
 import time

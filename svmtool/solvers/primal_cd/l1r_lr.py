@@ -34,8 +34,8 @@ bit-identical to LIBLINEAR's wherever numba's ``exp`` and ``log`` round as the C
 Threads: none inside a subproblem (the API may run one-vs-rest classes on threads).  No warm
 start.  The model's decision values give probabilities with ``predict -b 1`` (L1R_LR).
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``primal = F(w)``, ``gap`` = the last
-subgradient 1-norm over the first ("relative subgradient 1-norm"), ``iterations`` (Newton
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``primal = F(w)``, ``gap``
+= the last subgradient 1-norm over the first ("relative subgradient 1-norm"), ``iterations`` (Newton
 iterations) and in ``extra``: ``nnz``, ``cd_cycles``, ``gnorm1``, ``gnorm1_init``, ``tolerance``,
 ``warning``, ``solve_time``, ``eps``, ``max_iter``.
 """
@@ -45,7 +45,8 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
-from svmtool.solvers.dual_cd.dcd import permutation_rng, replay
+from svmtool.solvers.common.batches import replay
+from svmtool.solvers.common.rng import permutation_rng
 from svmtool.solvers.primal_cd.l1r_svc import class_tolerance, l1r_result, to_columns
 
 DEFAULT_EPS = 0.01

@@ -35,9 +35,9 @@ bit-identical to LIBLINEAR's, as the columns are built in LIBLINEAR's order (row
 Threads: none inside a subproblem (the API may run one-vs-rest classes on threads).  No warm
 start (LIBLINEAR has none for -s 5 either).
 
-Returned: :class:`svmtool.solvers.SolverResult` with ``w``, ``primal = F(w)``, ``gap`` = the last
-subgradient 1-norm over the first ("relative subgradient 1-norm"), and in ``extra``: ``nnz``
-(non-zero weights), ``gnorm1``, ``gnorm1_init``, ``tolerance``, ``warning``, ``solve_time``,
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``primal = F(w)``, ``gap``
+= the last subgradient 1-norm over the first ("relative subgradient 1-norm"), and in ``extra``:
+``nnz`` (non-zero weights), ``gnorm1``, ``gnorm1_init``, ``tolerance``, ``warning``, ``solve_time``,
 ``eps``, ``max_iter``.
 """
 
@@ -46,8 +46,9 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
-from svmtool.solvers import SolverResult
-from svmtool.solvers.dual_cd.dcd import permutation_rng, replay
+from svmtool.solvers.common.result import SolverResult
+from svmtool.solvers.common.batches import replay
+from svmtool.solvers.common.rng import permutation_rng
 
 DEFAULT_EPS = 0.01
 LIBLINEAR_MAX_ITER = 1000

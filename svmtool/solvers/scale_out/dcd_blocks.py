@@ -43,7 +43,7 @@ import time
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.solvers import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
 DEFAULT_EPS = 0.1
 DEFAULT_MAX_ITER = 300

@@ -157,7 +157,7 @@ def fit_ranking(indptr, indices, data, y, qid, n_features, C, params, init_w=Non
     cutting-plane driver of :mod:`svmtool.solvers.cutting_plane.ordinal`, as its ``fit`` builds them
     (the signature of that ``fit``; the ranking driver calls it through the registry entry the API
     hands it).  Ranking takes no bias column."""
-    from svmtool.solvers import SolverResult
+    from svmtool.solvers.common.result import SolverResult
     from svmtool.solvers.cutting_plane.cutting_plane import solve_cp
     from svmtool.solvers.cutting_plane.ordinal import (DEFAULT_EPS, DEFAULT_MAX_ITER, PairRisk,
                                                        row_weights)
