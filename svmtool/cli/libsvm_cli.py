@@ -41,7 +41,6 @@ import click
 from svmtool.cli.common import is_quiet, note_quiet, show_progress, warn
 from svmtool.errors import ParameterError
 
-SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
@@ -163,11 +162,13 @@ def check_train_settings(s):
 
 
 def train_params(s, n_features=None):
-    from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams, TrainParams)
+    from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams,
+                                TrainParams)
+    from svmtool.solvers import libsvm_spec
 
     gamma = s["gamma"] if s["gamma"] > 0 else None
     return TrainParams(
-        solver=SVM_TYPES[s["svm_type"]], C=float(s["C"]), eps=float(s["eps"]),
+        solver=libsvm_spec(s["svm_type"]).name, C=float(s["C"]), eps=float(s["eps"]),
         weights=tuple((float(k), float(v)) for k, v in s["weights"]) if s["svm_type"] == 0
         else (), shrinking=bool(s["shrinking"]),
         kernel=KernelParams(kernel_type=int(s["kernel_type"]), gamma=gamma,

@@ -23,7 +23,7 @@ def read_training_data(ctx, spec, params, train_file, model_format, zero_based, 
     if kernel_opts.get("test_file"):
         test = load_data(kernel_opts["test_file"], zero_based=zero_based)
         params = replace(params, dcsvm=replace(params.dcsvm, test=test,
-                                               keep_level_models=spec.name == "dcsvm"))
+                                               keep_level_models=spec.reads("dcsvm")))
     t0 = time.perf_counter()
     prob = load_data(train_file, zero_based=zero_based, threads=threads,
                      progress=show_progress(ctx, quiet))

@@ -201,12 +201,13 @@ def learn_command(ctx, argv):
     from svmtool.io.svmlight_model import svmlight_text
     from svmtool.io.output import open_output
     from svmtool.params import CuttingPlaneParams, TrainParams
+    from svmtool.solvers import program_spec
 
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     loss = s["loss_name"]
     bias = abs(s["bias"]) if s["bias"] != 0 else -1.0
-    params = TrainParams(solver="cp", C=1.0, bias=bias, perf_c=s["C"],
-                         cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"],
+    params = TrainParams(solver=program_spec("svm_perf_learn").name, C=1.0, bias=bias,
+                         perf_c=s["C"], cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"],
                                                perf_eps=s["eps"]))
     msg = params.check()
     if msg:

@@ -312,7 +312,7 @@ def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
         raise ParameterError(f"--wait must be >= 0 seconds (got {opts['wait']:g})")
     if opts["time_limit"] is not None and not opts["time_limit"] > 0.0:
         raise ParameterError(f"--time-limit must be > 0 seconds (got {opts['time_limit']:g})")
-    if opts["init_model"] is not None and spec.name == "dcsvm" and ctx.params.get("early"):
+    if opts["init_model"] is not None and spec.reads("dcsvm") and ctx.params.get("early"):
         raise ParameterError("--init-model cannot start an --early model (it starts -s dcsvm "
                              "without --early)")
 

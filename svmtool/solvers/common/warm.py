@@ -183,6 +183,33 @@ def dual_start(margins, y, c, loss, variant="scaled", rebuild=None):
 
 # -- kernel models --------------------------------------------------------------------------------
 
+def dual_start_of(spec, variant, indptr, indices, data, yb, c_pos, c_neg, w, n_cols):
+    """:func:`dual_start` for a binary dual solver's subproblem (labels ``yb``, costs ``c_pos``
+    / ``c_neg``) from the old model's ``w`` over the CSR arrays (bias column included); its
+    loss from the registry entry (squared hinge: L2, else L1)."""
+    margins = yb * _row_dots(indptr, indices, data, w)
+
+    def rebuild(v):
+        u = np.bincount(indices[indptr[0]:indptr[-1]], minlength=n_cols,
+                        weights=data[indptr[0]:indptr[-1]] * np.repeat(
+                            v, np.diff(np.asarray(indptr, dtype=np.int64))))
+        return float(u @ u)
+
+    loss = "l2" if spec.loss == "squared hinge" else "l1"
+    return dual_start(margins, yb, np.where(yb > 0, c_pos, c_neg), loss, variant, rebuild)
+
+
+def _row_dots(indptr, indices, data, w):
+    """x_i'w of every CSR row, in numpy (no numba import for a small warm-started run)."""
+    n = len(indptr) - 1
+    start = int(indptr[0])
+    counts = np.diff(np.asarray(indptr, dtype=np.int64))
+    rows = np.repeat(np.arange(n), counts)
+    stop = int(indptr[-1])
+    vals = data[start:stop] * w[indices[start:stop]]
+    return np.bincount(rows, weights=vals, minlength=n)
+
+
 def _row_key(indices, data):
     keep = data != 0.0
     return (np.ascontiguousarray(indices[keep], dtype=np.int64).tobytes()

@@ -276,11 +276,23 @@ def cp_result(w, iterations, primal, lower, converged, stopped, extra):
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
     """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
     y, C_pos, C_neg = check_signs(len(indptr) - 1, y, C_pos, C_neg)
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    return solve_with(HingeRisk(oracle, y, (C_pos, C_neg)), params, init_w, callback)
+
+
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
+    """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (blocks of a
+    memory-mapped cache, shards on a dask cluster), which builds the hinge risk."""
+    y, C_pos, C_neg = check_signs(rows.n_rows, y, C_pos, C_neg)
+    return solve_with(rows.hinge_risk(y, C_pos, C_neg), params, init_w, callback)
+
+
+def solve_with(risk, params, init_w=None, callback=None):
+    """:func:`solve_cp` with what ``params`` (TrainParams) says: eps and the iteration cap (the
+    defaults above when unset), the working set's inactive limit, the time budget and
+    SVMperf's stopping rule (``params.cp.perf_eps``)."""
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, (C_pos, C_neg))
-    inactive = int(params.cp.inactive_limit)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                    inactive_limit=inactive, deadline=params.deadline,
+                    inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
                     perf_eps=params.cp.perf_eps)

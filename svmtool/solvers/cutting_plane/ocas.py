@@ -185,6 +185,15 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     return solve_with(risk, params, line_search, init_w=init_w, callback=callback)
 
 
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+             line_search=None):
+    """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (blocks of a
+    memory-mapped cache, shards on a dask cluster), which builds the hinge risk."""
+    y, C_pos, C_neg = check_signs(rows.n_rows, y, C_pos, C_neg)
+    return solve_with(rows.hinge_risk(y, C_pos, C_neg), params, line_search, init_w=init_w,
+                      callback=callback)
+
+
 def solve_with(risk, params, line_search=None, init_w=None, callback=None, name="ocas"):
     """:func:`solve_ocas` with what ``params`` (TrainParams) says: eps and the iteration cap
     (OCAS's defaults when unset), the line search (``params.cp.line_search``, else

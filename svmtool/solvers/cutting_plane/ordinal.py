@@ -129,15 +129,31 @@ class PairRisk:
 
 def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callback=None):
     """Ranking SVM by the 1-slack cutting plane (Algorithm 2); see the module docstring."""
+    y = _targets(y, len(indptr) - 1, C)
+    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
+    return _solve(oracle, y, qid, n_features, C, params, init_w, callback)
+
+
+def fit_rows(rows, y, qid, n_features, C, params, init_w=None, callback=None):
+    """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
+    memory-mapped cache): the same pair risk over its streamed passes."""
+    y = _targets(y, rows.n_rows, C)
+    return _solve(rows.passes(), y, qid, n_features, C, params, init_w, callback)
+
+
+def _targets(y, n_rows, C):
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    if y.shape[0] != len(indptr) - 1:
-        raise ValueError(f"{y.shape[0]} labels for {len(indptr) - 1} rows")
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
     if not float(C) > 0:
         raise ValueError(f"C must be > 0 (got {C})")
+    return y
+
+
+def _solve(passes, y, qid, n_features, C, params, init_w, callback):
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = PairRisk(oracle, y, qid, C, row_weights(y, params.weights))
+    risk = PairRisk(passes, y, qid, C, row_weights(y, params.weights))
     perf_c = params.perf_c
     if perf_c is not None and risk.m > 0:
         risk.C = float(perf_c) * 100.0 / risk.m
@@ -158,17 +174,18 @@ def fit(indptr, indices, data, y, qid, n_features, C, params, init_w=None, callb
     return res
 
 
-def train_ranking(problem, params, spec, callback=None, init_model=None):
+def train_ranking(problem, params, spec, callback=None, init_model=None, fit_for=None):
     """The API's ranking path: a :class:`LinearModel` that scores rows (no labels, no bias).
 
     The model's ``solver_type`` is a LIBLINEAR regression type so that LIBLINEAR-format readers
     print scores; ``report["ranking"]`` is True and the CLI writes it in SVMlight's format by
-    default (SVMrank / SVMperf read it)."""
+    default (SVMrank / SVMperf read it).  ``fit_for`` (from the API, for --out-of-core):
+    ``fit_for(spec)`` is :func:`fit`'s signature over the rows of a memory-mapped cache."""
     import time
 
     from svmtool.models.linear import LinearModel
 
-    fit_fn = spec.load()
+    fit_fn = spec.load() if fit_for is None else fit_for(spec)
     cb = None
     if callback is not None:
         cb = (lambda it, info: callback(0, it, info))

@@ -34,8 +34,8 @@ Shrinking and stopping follow LIBLINEAR (``solve_l2r_l1l2_svc`` in linear.cpp, 2
 * at most ``max_iter`` outer iterations (LIBLINEAR's ``dual_solver_max_iter`` = 300).  When the cap
   is hit the result has ``converged=False`` and ``extra["warning"]`` holds the message for the
   caller to print (this module never prints nor calls ``warnings.warn``).  For -s 1 LIBLINEAR then
-  switches to its primal Newton solver (-s 2) with ``eps * 0.1``; ``extra["liblinear_fallback"]``
-  names that solver so that the API layer can do the same.
+  switches to its primal Newton solver (-s 2) with ``eps * 0.1``, and so does svmtool: -s 1's
+  registry entry names that fallback (:mod:`svmtool.solvers.common.train_one`).
 
 Random order: by default a Fisher-Yates shuffle driven by splitmix64 (seeded from ``params.seed``)
 with Lemire's multiply-shift bounded draw.  With ``params.liblinear_rng=True`` the permutation is
@@ -53,8 +53,7 @@ Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alph
 objective above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints
 ``f(alpha)`` as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i
 > 0``) and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration),
-``warning`` (or ``None``), ``liblinear_fallback`` (``"L2R_L2LOSS_SVC"`` for an L2-loss run stopped
-by the cap, else ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
+``warning`` (or ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
 ``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
 ``max_iter``.  ``params.dcd.w_recalc = True`` recomputes ``w`` from ``alpha`` at the end,
 as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
@@ -271,7 +270,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())
     dual = -f_alpha
     warning = None
-    fallback = None
     if out_of_time:
         # the current point, as at the cap, but no rescue by Newton: the budget is spent
         warning = time_limit_warning("dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)",
@@ -282,7 +280,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                    f"the stopping tolerance eps={eps:g} was met (violation "
                    f"{last[0] - last[1]:.3g}); ")
         if loss == "l2":
-            fallback = "L2R_L2LOSS_SVC"
             warning += ("LIBLINEAR switches to the primal Newton solver (-s 2) here; "
                         "use -s 2 or raise --max-iter")
         else:
@@ -290,7 +287,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     extra = {
         "pg_violation": float(last[0] - last[1]),
         "warning": warning,
-        "liblinear_fallback": fallback,
         "solve_time": t_solved - t_loop,
         "setup_time": t_loop - t_start,
         "active_size": int(istate[0]),

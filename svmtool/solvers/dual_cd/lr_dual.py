@@ -26,10 +26,11 @@ shrinking).
 What ``-e`` means (LIBLINEAR's rule for -s 7, default 0.1): stop when the largest ``|g'|`` at the
 start of the rows' subproblems over one outer iteration is below ``eps``; at most 300 outer
 iterations (``--max-iter``).  At that cap LIBLINEAR switches to the primal Newton solver (-s 0)
-from the same ``w`` with ``eps * 0.1``; so does this module (``extra["notice"]`` says so).
+from the same ``w`` with ``eps * 0.1``; so does svmtool (the registry entry's fallback,
+:mod:`svmtool.solvers.common.train_one`; ``extra["notice"]`` says so).
 
 Random order: splitmix64 from ``--seed``, or with ``--liblinear-rng`` LIBLINEAR's ``rand()``
-(the glibc emulation of :mod:`svmtool.solvers.dual_cd.dcd`, shared over the one-vs-rest classes
+(the glibc emulation of :mod:`svmtool.solvers.common.rng`, shared over the one-vs-rest classes
 through ``params.dcd.rand_state`` as for -s 1 and 3): the model is then bit-identical to
 LIBLINEAR's. Of the ``dcd`` option group only ``rand_state`` is read (no dual warm start, one
 engine).
@@ -119,18 +120,4 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     res = SolverResult(w=w, iterations=iterations, primal=primal, gap=primal + f_alpha,
                        gap_kind="duality gap", converged=converged, dual=-f_alpha,
                        n_sv=l, alpha=a.copy(), extra=extra)
-    if converged or l == 0:
-        return res
-    # LIBLINEAR's rescue at the cap: the primal Newton solver (-s 0) from w, eps * 0.1
-    from dataclasses import replace
-
-    from svmtool.solvers.newton.newton import fit as newton_fit
-
-    out = newton_fit(indptr, indices, data, y, n_features, C_pos, C_neg,
-                     replace(params, eps=eps * 0.1, max_iter=None), init_w=w, callback=callback,
-                     loss="lr")
-    out.extra["notice"] = (f"dual coordinate descent (-s 7) reached its iteration cap "
-                           f"({iterations}); switched to the primal Newton solver (-s 0) with "
-                           f"eps={eps * 0.1:g}, as LIBLINEAR does")
-    out.extra["dual_iterations"] = iterations
-    return out
+    return res

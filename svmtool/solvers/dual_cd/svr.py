@@ -26,10 +26,11 @@ What ``-e`` means (LIBLINEAR's rule for -s 12 and -s 13, default 0.1): stop when
 minimum-norm subgradient has dropped to ``eps`` times its value at the first iteration,
 ``sum_i |grad^S f(beta)_i| <= eps sum_i |grad^S f(beta^0)_i|``; at most 300 outer iterations
 (``--max-iter``).  At that cap -s 12 goes on with the primal Newton solver (-s 11) from the same
-``w`` with ``eps * 0.001`` as LIBLINEAR does (``extra["liblinear_fallback"]``); -s 13 warns.
+``w`` with ``eps * 0.001`` as LIBLINEAR does (its registry entry's fallback,
+:mod:`svmtool.solvers.common.train_one`); -s 13 warns.
 
 Random order: splitmix64 seeded by ``--seed``, or with ``--liblinear-rng`` LIBLINEAR's own
-``rand()`` (the glibc emulation of :mod:`svmtool.solvers.dual_cd.dcd`): regression rows keep the
+``rand()`` (the glibc emulation of :mod:`svmtool.solvers.common.rng`): regression rows keep the
 file's order in LIBLINEAR (no class grouping), so the weights are then bit-identical to LIBLINEAR's.
 
 Threads: none (each step depends on the previous one).  No pure-Python twin: the first run
@@ -38,8 +39,8 @@ compiles (then numba's cache loads it).
 Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha`` (= beta),
 ``primal`` (the objective above at ``w``), ``dual = -f(beta)`` (LIBLINEAR prints ``f(beta)`` as
 "Objective value"), ``gap = primal - dual``, ``n_sv`` (``beta_i != 0``), and in ``extra``:
-``gnorm1``, ``gnorm1_init``, ``warning``, ``liblinear_fallback``, ``solve_time``, ``eps``,
-``max_iter``, ``liblinear_objective``.
+``gnorm1``, ``gnorm1_init``, ``warning``, ``solve_time``, ``eps``, ``max_iter``,
+``liblinear_objective``.
 """
 
 import time
@@ -121,18 +122,17 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     primal = svr_primal(margins, y, w, C, p, loss)
     f_beta = (0.5 * float(w @ w) + float(np.sum(p * np.abs(beta) - y * beta
                                                + 0.5 * lam * beta * beta)))
-    warning = fallback = None
+    warning = None
     if not converged:
         warning = (f"svr-{loss}-dual (-s {12 if loss == 'l2' else 13}) reached the maximum "
                    f"number of iterations ({max_iter}) before the stopping tolerance eps={eps:g} "
                    f"was met; ")
         if loss == "l2":
-            fallback = "L2R_L2LOSS_SVR"
             warning += "LIBLINEAR switches to the primal Newton solver (-s 11) here"
         else:
             warning += "using -s 11 may be faster, or raise --max-iter"
     extra = {"gnorm1": last[1], "gnorm1_init": float(fstate[1]), "max_violation": last[0],
-             "warning": warning, "liblinear_fallback": fallback,
+             "warning": warning,
              "solve_time": t_solved - t_loop, "setup_time": t_loop - t_start,
              "active_size": int(istate[0]), "liblinear_objective": f_beta, "eps": eps,
              "max_iter": max_iter}

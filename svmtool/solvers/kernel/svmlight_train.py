@@ -415,7 +415,9 @@ def _maybe_linear(model):
 def _train_ranking(problem, X, lp, callback):
     from svmtool.models.linear import LinearModel
     from svmtool.params import TrainParams
-    from svmtool.solvers.cutting_plane import ordinal
+    from svmtool.solvers import program_spec
+
+    ranking = program_spec("svm_learn -z p")        # the registry's ranking solver
 
     if lp.kernel_type != 0:
         raise ParameterError(f"svm_learn: -z p with -t {lp.kernel_type}: svmtool ranks with a "
@@ -431,11 +433,11 @@ def _train_ranking(problem, X, lp, callback):
         raise InputError(f"{problem.source}: no ranking pairs (rows of one qid with different "
                          f"targets)")
     C = lp.C if C_given else default_C(d)
-    params = TrainParams(solver="ordinal", C=C, eps=float(lp.eps), max_iter=lp.max_iter,
+    params = TrainParams(solver=ranking.name, C=C, eps=float(lp.eps), max_iter=lp.max_iter,
                          deadline=lp.deadline)
     cb = None if callback is None else (lambda it, info: callback(it, info))
-    res = ordinal.fit(problem.indptr, problem.indices, problem.data, y, problem.qid,
-                      problem.n_features, C, params, callback=cb)
+    res = ranking.load()(problem.indptr, problem.indices, problem.data, y, problem.qid,
+                         problem.n_features, C, params, callback=cb)
     w = np.asarray(res.w, dtype=np.float64)
     model = LinearModel(solver_type="L2R_L1LOSS_SVR_DUAL", labels=None,
                         nr_feature=problem.n_features, bias=-1.0, w=w.reshape(-1, 1))

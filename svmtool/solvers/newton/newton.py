@@ -224,29 +224,53 @@ def _pcg(obj, g, M, want_xs):
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         loss="l2", oracle=None):
-    """Train a binary L2-loss SVM (``loss="l2"``) or logistic regression (``loss="lr"``)."""
+    """Train a binary L2-loss SVM (``loss="l2"``) or logistic regression (``loss="lr"``);
+    ``oracle``: the row passes (default: a LocalOracle over the arrays)."""
     from svmtool.engine.local import LocalOracle
     from svmtool.solvers.newton.objectives import make_objective
 
     t_start = time.perf_counter()
-    C_pos = float(C_pos)
-    C_neg = float(C_neg)
-    if not (C_pos > 0 and C_neg > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    C_pos, C_neg = _costs(C_pos, C_neg)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     if oracle is None:
         oracle = LocalOracle(indptr, indices, data, n_features, threads=params.threads)
-    l = oracle.n_rows
-    if y.shape[0] != l:
-        raise ValueError(f"{y.shape[0]} labels for {l} rows")
-    if not np.all((y == 1.0) | (y == -1.0)):
-        raise ValueError("labels must be -1 or +1")
-    pos = int(np.count_nonzero(y > 0))
-    neg = l - pos
+    _check_labels(y, oracle.n_rows)
     cost = np.where(y > 0, C_pos, C_neg)
     obj = make_objective(loss, oracle, y, cost, free_last=not params.bias_reg.regularize)
-    tol = eps * max(min(pos, neg), 1) / max(l, 1)
+    return _solve(obj, y, loss, params, init_w, callback, t_start)
+
+
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l2"):
+    """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
+    memory-mapped cache, or shards on a dask cluster), which builds the objective."""
+    t_start = time.perf_counter()
+    C_pos, C_neg = _costs(C_pos, C_neg)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    _check_labels(y, rows.n_rows)
+    obj = rows.objective(loss, y, C_pos, C_neg, free_last=not params.bias_reg.regularize)
+    return _solve(obj, y, loss, params, init_w, callback, t_start)
+
+
+def _costs(C_pos, C_neg):
+    C_pos, C_neg = float(C_pos), float(C_neg)
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    return C_pos, C_neg
+
+
+def _check_labels(y, n_rows):
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+
+
+def _solve(obj, y, loss, params, init_w, callback, t_start):
+    """:func:`minimise` with LIBLINEAR's tolerance of a classification problem."""
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    l = y.shape[0]
+    pos = int(np.count_nonzero(y > 0))
+    tol = eps * max(min(pos, l - pos), 1) / max(l, 1)
     res = minimise(obj, tol, params, init_w=init_w, callback=callback, t_start=t_start)
     res.extra["eps"] = eps
     res.extra["loss"] = loss
@@ -386,25 +410,3 @@ def minimise(obj, tol, params, init_w=None, callback=None, t_start=None):
     return SolverResult(w=w, iterations=it, primal=float(primal), gap=rel,
                         gap_kind="relative gradient norm", converged=bool(converged),
                         extra=extra)
-
-
-def fallback_after_dual(res, indptr, indices, data, y, n_features, C_pos, C_neg, params,
-                        callback=None):
-    """LIBLINEAR's rescue of -s 1: when the dual solver hit its iteration cap, run -s 2 from its
-    ``w`` with ``eps * 0.1`` (the dual's ``-e`` is too loose a primal tolerance).  Returns the
-    Newton result with ``extra["notice"]`` saying so, or ``res`` unchanged when no rescue is due.
-    """
-    from dataclasses import replace
-
-    if res.converged or res.extra.get("liblinear_fallback") != "L2R_L2LOSS_SVC":
-        return res
-    dual_eps = res.extra.get("eps", params.eps if params.eps is not None else 0.1)
-    p2 = replace(params, eps=float(dual_eps) * 0.1, max_iter=None)
-    out = fit(indptr, indices, data, y, n_features, C_pos, C_neg, p2, init_w=res.w,
-              callback=callback, loss="l2")
-    out.extra["notice"] = (f"dual coordinate descent (-s 1) reached its iteration cap "
-                           f"({res.iterations}); switched to the primal Newton solver (-s 2) "
-                           f"with eps={float(dual_eps) * 0.1:g}, as LIBLINEAR does")
-    out.extra["dual_iterations"] = int(res.iterations)
-    out.extra["dual_solve_time"] = res.extra.get("solve_time")
-    return out

@@ -39,28 +39,53 @@ DEFAULT_EPS = 0.0001          # LIBLINEAR's default -e for -s 11
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
         oracle=None):
-    """Train a linear L2-loss SVR; ``C_pos`` is the cost (``C_neg`` ignored), ``y`` real."""
-    from dataclasses import replace
-
+    """Train a linear L2-loss SVR; ``C_pos`` is the cost (``C_neg`` ignored), ``y`` real;
+    ``oracle``: the row passes (default: a LocalOracle over the arrays)."""
     from svmtool.engine.local import LocalOracle
-    from svmtool.solvers.newton.newton import minimise
     from svmtool.solvers.newton.objectives import make_objective
 
     t_start = time.perf_counter()
-    C = float(C_pos)
-    if not C > 0:
-        raise ValueError(f"C must be > 0 (got {C})")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    if params.eps is None:
-        params = replace(params, eps=eps)
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    C, params, y = _setup(C_pos, params, y)
     if oracle is None:
         oracle = LocalOracle(indptr, indices, data, n_features, threads=params.threads)
-    if y.shape[0] != oracle.n_rows:
-        raise ValueError(f"{y.shape[0]} targets for {oracle.n_rows} rows")
+    _check_targets(y, oracle.n_rows)
     cost = np.full(oracle.n_rows, C)
     obj = make_objective("svr", oracle, y, cost, p=float(params.svr.p),
                          free_last=not params.bias_reg.regularize)
+    return _solve(obj, params, init_w, callback, t_start)
+
+
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
+    """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
+    memory-mapped cache), which builds the objective."""
+    t_start = time.perf_counter()
+    C, params, y = _setup(C_pos, params, y)
+    _check_targets(y, rows.n_rows)
+    obj = rows.objective("svr", y, C, C, p=float(params.svr.p),
+                         free_last=not params.bias_reg.regularize)
+    return _solve(obj, params, init_w, callback, t_start)
+
+
+def _setup(C, params, y):
+    from dataclasses import replace
+
+    C = float(C)
+    if not C > 0:
+        raise ValueError(f"C must be > 0 (got {C})")
+    if params.eps is None:
+        params = replace(params, eps=DEFAULT_EPS)
+    return C, params, np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+
+
+def _check_targets(y, n_rows):
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} targets for {n_rows} rows")
+
+
+def _solve(obj, params, init_w, callback, t_start):
+    from svmtool.solvers.newton.newton import minimise
+
+    eps = float(params.eps)
     res = minimise(obj, eps, params, init_w=init_w, callback=callback, t_start=t_start)
     res.extra["eps"] = eps
     res.extra["loss"] = "svr"

@@ -116,6 +116,14 @@ def _block_qd(ip, dv, r0, r1, diag, qd):
         qd[i] = s
 
 
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l1"):
+    """The registry's out-of-core fit of -s 1 and -s 3: :func:`fit` over the row source's
+    BlockOracle (``init_w`` is ignored: the dual starts from 0)."""
+    res = fit(rows.oracle, y, C_pos, C_neg, params, loss=loss, callback=callback)
+    res.extra["method"] = "block minimisation of the dual"
+    return res
+
+
 def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None):
     """Train over a :class:`svmtool.engine.blocks.BlockOracle`; ``y`` in {-1, +1}."""
     t_start = time.perf_counter()

@@ -1,5 +1,6 @@
-"""Truncated Newton (-s 2 newton, -s 0 lr) and the cutting-plane family (cp, ocas, gca2, tca) on a
-dask.distributed cluster (``--dask``).
+"""Training with the rows on a dask.distributed cluster (``--dask``): the solvers whose registry
+entry says ``dask="passes"`` -- truncated Newton (newton, lr) and the cutting-plane family (cp,
+ocas, gca2, tca) -- run their out-of-core fit over :class:`ShardRows`, the row source of shards.
 
 The driver runs the same Newton-CG loop as in memory
 (:func:`svmtool.solvers.newton.newton.minimise`) on :class:`ShardedObjective`, which offers the
@@ -22,9 +23,6 @@ rounding (the tests ask for the objective to 1e-8 relative).
 import numpy as np
 
 from svmtool.solvers.newton import objectives as _obj
-
-DASK_SOLVERS = ("newton", "lr", "cp", "ocas", "gca2", "tca")
-
 
 class _State:
     """One shard's per-row vectors (never changed after creation)."""
@@ -217,44 +215,6 @@ class ShardedObjective:
             hv[-1] -= v[-1]
             vhv -= v[-1] * v[-1]
         return hv, vhv
-
-
-# ---- the binary fit the API calls -----------------------------------------------------------
-
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        *, spec, bias, path, labels_y, session, block_values):
-    """Binary newton / lr with the rows on the cluster; ``y`` (in {-1, +1}, on the driver) is
-    used only to name the positive class, which the workers find in their own rows."""
-    import time
-
-    from svmtool.engine.dask_backend import ClusterError
-    from svmtool.solvers.newton.newton import DEFAULT_EPS, minimise
-
-    t_start = time.perf_counter()
-    if spec.name not in ("newton", "lr"):
-        return fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w, callback,
-                                 spec=spec, bias=bias, path=path, labels_y=labels_y,
-                                 session=session, block_values=block_values)
-    y = np.asarray(y)
-    pos = np.flatnonzero(y > 0)
-    label = float(labels_y[pos[0]]) if len(pos) else np.nan
-    l = len(y)
-    n_pos = len(pos)
-    shard_futures, ranges = session.shards(path, bias, block_values)
-    obj = ShardedObjective(session, shard_futures, l, n_features, dict(spec.kwargs)["loss"],
-                           label, C_pos, C_neg, free_last=not params.bias_reg.regularize)
-    obj.start(None)
-    if obj.positives != n_pos:
-        raise ClusterError(f"dask: the workers found {obj.positives} rows of the positive class, "
-                           f"the driver {n_pos}: the data at {path} differs between them")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    tol = eps * max(min(n_pos, l - n_pos), 1) / max(l, 1)
-    res = minimise(obj, tol, params, init_w=init_w, callback=callback, t_start=t_start)
-    res.extra["eps"] = eps
-    res.extra["loss"] = dict(spec.kwargs)["loss"]
-    res.extra["shards"] = len(ranges)
-    res.extra["dask"] = session.address
-    return res
 
 
 # ---- the cutting-plane family (cp, ocas, gca2, tca) ------------------------------------------
@@ -478,37 +438,65 @@ class ShardedHingeRisk:
         return ShardedLine(self, zb, zt, A, B, c0)
 
 
-def fit_cutting_plane(y, n_features, C_pos, C_neg, params, init_w=None, callback=None, *, spec,
-                      bias, path, labels_y, session, block_values):
-    """cp / ocas / gca2 / tca with the rows on the cluster (the drivers of the local run)."""
-    from svmtool.engine.dask_backend import ClusterError
+# ---- the row source and the binary fit the API calls ------------------------------------------
 
-    y = np.asarray(y)
-    n_pos = int(np.count_nonzero(y > 0))
-    label = float(labels_y[int(np.argmax(y > 0))]) if n_pos else np.nan
-    if not (float(C_pos) > 0 and float(C_neg) > 0):
-        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    scale = float(n_pos) * float(C_pos) + float(len(y) - n_pos) * float(C_neg)
-    shard_futures, ranges = session.shards(path, bias, block_values)
-    risk = ShardedHingeRisk(session, shard_futures, len(y), n_features, label, C_pos, C_neg,
-                            scale)
-    if risk.positives != n_pos:
-        raise ClusterError(f"dask: the workers found {risk.positives} rows of the positive "
-                           f"class, the driver {n_pos}: the data at {path} differs")
-    kw = dict(spec.kwargs)
-    if spec.name == "cp":
-        from svmtool.solvers.cutting_plane.cutting_plane import (DEFAULT_EPS, DEFAULT_MAX_ITER,
-                                                                solve_cp)
+class ShardRows:
+    """The row source (see :mod:`svmtool.solvers.scale_out.out_of_core`) of the shards of
+    ``path`` on the cluster: the Newton objective and the hinge risk with their per-row vectors
+    on the workers.  ``labels_y``: every row's label on the driver; the workers find the
+    positive class (the label of the first row with y > 0) in their own rows."""
 
-        eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-        max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-        res = solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
-                       inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,
-                       perf_eps=params.cp.perf_eps)
-    else:
-        from svmtool.solvers.cutting_plane.ocas import solve_with
+    def __init__(self, session, path, bias, block_values, labels_y, n_features):
+        self.session, self.path, self.bias = session, path, bias
+        self.block_values = block_values
+        self.labels_y = labels_y
+        self.n_rows = len(labels_y)
+        self.n_features = int(n_features)
+        self.n_shards = 0
 
-        res = solve_with(risk, params, kw.get("line_search"), init_w=init_w, callback=callback)
-    res.extra["shards"] = len(ranges)
+    def _shards(self):
+        shard_futures, ranges = self.session.shards(self.path, self.bias, self.block_values)
+        self.n_shards = len(ranges)
+        return shard_futures
+
+    def _positive(self, y):
+        y = np.asarray(y)
+        n_pos = int(np.count_nonzero(y > 0))
+        label = float(self.labels_y[int(np.argmax(y > 0))]) if n_pos else np.nan
+        return label, n_pos
+
+    def _agree(self, found, n_pos):
+        from svmtool.engine.dask_backend import ClusterError
+
+        if found != n_pos:
+            raise ClusterError(f"dask: the workers found {found} rows of the positive class, "
+                               f"the driver {n_pos}: the data at {self.path} differs between "
+                               f"them")
+
+    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0):
+        label, n_pos = self._positive(y)
+        obj = ShardedObjective(self.session, self._shards(), len(y), self.n_features, loss,
+                               label, C_pos, C_neg, free_last=free_last)
+        obj.start(None)
+        self._agree(obj.positives, n_pos)
+        return obj
+
+    def hinge_risk(self, y, C_pos, C_neg):
+        label, n_pos = self._positive(y)
+        scale = float(n_pos) * float(C_pos) + float(len(y) - n_pos) * float(C_neg)
+        risk = ShardedHingeRisk(self.session, self._shards(), len(y), self.n_features, label,
+                                C_pos, C_neg, scale)
+        self._agree(risk.positives, n_pos)
+        return risk
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        *, spec, bias, path, labels_y, session, block_values):
+    """``spec``'s out-of-core fit with the rows on the cluster; ``y`` (in {-1, +1}, on the
+    driver) names the positive class, which the workers find in their own rows."""
+    rows = ShardRows(session, path, bias, block_values, labels_y, n_features)
+    res = spec.load_out_of_core()(rows, y, n_features, C_pos, C_neg, params, init_w=init_w,
+                                  callback=callback)
+    res.extra["shards"] = rows.n_shards
     res.extra["dask"] = session.address
     return res

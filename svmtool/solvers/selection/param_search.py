@@ -42,6 +42,7 @@ import numpy as np
 from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.problem import with_bias
 from svmtool.errors import ParameterError
+from svmtool.solvers.common.train_one import train_one
 
 MAX_C = 1024.0
 MAX_C_SVR = 1048576.0
@@ -122,7 +123,8 @@ class _FoldTrainer:
             self.yb = [np.where(cls == i, 1.0, -1.0) for i in self.tasks]
         self.fit = spec.load()
         self.oracle = None
-        if spec.module in ("svmtool.solvers.newton.newton", "svmtool.solvers.newton.svr_newton"):
+        if _takes_oracle(self.fit):
+            # a solver of row passes: one oracle for every C of the path
             from svmtool.engine.local import LocalOracle
 
             ip, ix, d, nc = self.arrays
@@ -149,18 +151,11 @@ class _FoldTrainer:
         for col, i in enumerate(self.tasks):
             c_pos, c_neg = (wc[0], wc[1]) if len(self.labels) == 2 else (wc[i], params.C)
             init_w = None if self.w is None else self.w[:, col]
-            kw = {}
             p = params
-            if self.oracle is not None:
-                kw["oracle"] = self.oracle
-            elif self.alpha[col] is not None:
+            if self.oracle is None and self.alpha[col] is not None:
                 # the dual solvers start from the previous alpha: still feasible for a larger C
                 p = replace(params, dcd=replace(params.dcd, init_alpha=self.alpha[col]))
-            res = self.fit(ip, ix, d, self.yb[col], nc, c_pos, c_neg, p, init_w=init_w, **kw)
-            if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
-                from svmtool.solvers.newton.newton import fallback_after_dual
-
-                res = fallback_after_dual(res, ip, ix, d, self.yb[col], nc, c_pos, c_neg, params)
+            res = train_one(self.spec, self._solver(self.yb[col], c_pos, c_neg), p, init_w)
             if res.alpha is not None:
                 self.alpha[col] = res.alpha
             W[:, col] = res.w
@@ -168,6 +163,26 @@ class _FoldTrainer:
                             nr_feature=self.n_features, bias=float(params.bias), w=W)
         labels = model.predict(model.decision_function(self.held))
         return W, labels
+
+
+    def _solver(self, yb, c_pos, c_neg):
+        """solve(spec, params, init_w) of train_one on this fold's arrays (the path's oracle
+        for the solver whose fit takes one)."""
+        ip, ix, d, nc = self.arrays
+
+        def solve(s, p, w0):
+            fit = self.fit if s is self.spec else s.load()
+            kw = {"oracle": self.oracle} if fit is self.fit and self.oracle is not None else {}
+            return fit(ip, ix, d, yb, nc, c_pos, c_neg, p, init_w=w0, **kw)
+
+        return solve
+
+
+def _takes_oracle(fit):
+    """Whether a fit takes a prebuilt row oracle (``oracle=``): the Newton solvers' do."""
+    import inspect
+
+    return "oracle" in inspect.signature(fit).parameters
 
 
 def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, report=None,
@@ -185,9 +200,12 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     params = make_params(params, {})
     spec = get_spec(params.solver)
     regression = spec.task == "regression"
-    if regression and spec.name != "svr-l2":
-        raise ParameterError(f"-C for regression searches C and p with -s svr-l2 (LIBLINEAR's "
-                             f"-s 11), not {spec.name}")
+    if regression and spec.warm_start != "w":
+        from svmtool.solvers import specs
+
+        them = " or ".join(f"-s {s.name} (LIBLINEAR's -s {s.liblinear_id})" for s in specs()
+                           if s.task == "regression" and s.warm_start == "w")
+        raise ParameterError(f"-C for regression searches C and p with {them}, not {spec.name}")
     if spec.kind not in ("binary",) and not regression:
         raise ParameterError(f"-C needs a linear classification solver, not {spec.name}")
     if params.eps is None:
