@@ -108,7 +108,7 @@ def test_cutting_plane_with_an_unreachable_eps_stops_with_a_warning(tmp_path, so
 def test_cap_foreseen_rule():
     """The rule checks iterations 100, 200, 400, ... only, and fires only when the worst-case
     estimate it * gap / target is beyond 100 times the cap."""
-    from svmtool.solvers.cutting_plane.qp import CAP_FORESEEN_FACTOR, cap_foreseen
+    from svmtool.solvers.cutting_plane.stopping import CAP_FORESEEN_FACTOR, cap_foreseen
 
     assert CAP_FORESEEN_FACTOR == 100.0
     assert cap_foreseen(100, 1e9, 1.0, 100000)

@@ -47,10 +47,9 @@ from svmtool.engine.hinge import (cut_point_inplace, hinge_risk, hinge_sums, sig
                                   step_inplace)
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
-from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
-from svmtool.solvers.cutting_plane.qp import (QP_FOLLOW, WorkingSet, cap_foreseen,
-                                              cap_foreseen_warning, no_progress,
-                                              no_progress_warning)
+from svmtool.solvers.common.result import SolverResult
+from svmtool.solvers.cutting_plane.qp import QP_FOLLOW, WorkingSet
+from svmtool.solvers.cutting_plane.stopping import early_stop, stop_reason, stop_warning
 
 DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
@@ -185,17 +184,9 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         if it > 0 and stop_gap <= target:
             converged = True
             break
-        if it >= max_iter:
-            break
         best = min(best, primal)
-        if no_progress(it, lower, best):
-            stopped = "no progress"
-            break
-        if cap_foreseen(it, stop_gap, target, max_iter):
-            stopped = "cap foreseen"
-            break
-        if it > 0 and time_up(deadline):
-            stopped = STOPPED_TIME
+        stopped = stop_reason(it, stop_gap, target, lower, best, max_iter, deadline)
+        if stopped:
             break
         it += 1
         ws.add(a, b)
@@ -215,18 +206,8 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
         ws.prune()
         if perf:
             model = _perf_slack(ws)
-    if converged:
-        warning = None
-    elif stopped == "no progress":
-        warning = no_progress_warning("cp", it, lower, best, eps)
-    elif stopped == "cap foreseen":
-        warning = cap_foreseen_warning("cp", it, stop_gap, target, max_iter,
-                                       perf_eps if perf else eps)
-    elif stopped:
-        warning = time_limit_warning("cp", it)
-    else:
-        warning = (f"cp reached the maximum number of iterations ({max_iter}) before the "
-                   f"stopping tolerance eps={eps:g} was met; raise --max-iter or -e")
+    warning = stop_warning(stopped, "cp", it, max_iter, eps, gap=stop_gap, target=target,
+                           lower=lower, best=best, rule_eps=perf_eps if perf else eps)
     extra = {
         "eps": eps,
         "eps_absolute": target,
@@ -265,9 +246,10 @@ def run_counters(ws, oracle, p0, s0, t_start, t_qp, t_ls, max_cuts=None):
 
 
 def cp_result(w, iterations, primal, lower, converged, stopped, extra):
-    """The SolverResult of a cutting-plane driver: gap = primal - lower bound."""
-    if stopped:
-        extra["stopped"] = stopped
+    """The SolverResult of a cutting-plane driver: gap = primal - lower bound; ``stopped`` the
+    reason it stopped (svmtool.solvers.cutting_plane.stopping)."""
+    if early_stop(stopped):
+        extra["stopped"] = early_stop(stopped)
     return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - lower,
                         gap_kind="primal - lower bound", converged=converged, dual=lower,
                         extra=extra)

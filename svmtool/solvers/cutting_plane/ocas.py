@@ -35,13 +35,11 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
-from svmtool.solvers.common.result import STOPPED_TIME, time_limit_warning, time_up
 from svmtool.solvers.cutting_plane.cutting_plane import (HingeRisk, cp_result, run_counters,
                                                          start_point)
 from svmtool.solvers.cutting_plane.linesearch import make_search
-from svmtool.solvers.cutting_plane.qp import (QP_FOLLOW, WorkingSet, cap_foreseen,
-                                              cap_foreseen_warning, no_progress,
-                                              no_progress_warning)
+from svmtool.solvers.cutting_plane.qp import QP_FOLLOW, WorkingSet
+from svmtool.solvers.cutting_plane.stopping import stop_reason, stop_warning
 
 DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
@@ -91,20 +89,10 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         if gap <= eps * abs(best_F) or gap <= tol_abs:
             converged = True
             break
-        if it > max_iter:
+        stopped = stop_reason(it - 1, gap, max(eps * abs(best_F), tol_abs), lower, best_F,
+                              max_iter, deadline)
+        if stopped:
             it -= 1
-            break
-        if no_progress(it - 1, lower, best_F):
-            it -= 1
-            stopped = "no progress"
-            break
-        if cap_foreseen(it - 1, gap, max(eps * abs(best_F), tol_abs), max_iter):
-            it -= 1
-            stopped = "cap foreseen"
-            break
-        if it > 1 and time_up(deadline):
-            it -= 1
-            stopped = STOPPED_TIME
             break
         zt = risk.scores(wt, spare)
         spare = None
@@ -144,18 +132,9 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=
         spare, zc = zc, None         # the next scores go into this buffer
         ws.add(a, b)
         ws.prune()
-    if converged:
-        warning = None
-    elif stopped == "no progress":
-        warning = no_progress_warning(name, it, lower, best_F, eps)
-    elif stopped == "cap foreseen":
-        warning = cap_foreseen_warning(name, it, best_F - lower,
-                                       max(eps * abs(best_F), tol_abs), max_iter, eps)
-    elif stopped:
-        warning = time_limit_warning(name, it, "the best point found")
-    else:
-        warning = (f"{name} reached the maximum number of iterations ({max_iter}) before the "
-                   f"relative gap eps={eps:g} was met; raise --max-iter or -e")
+    warning = stop_warning(stopped, name, it, max_iter, eps, gap=best_F - lower,
+                           target=max(eps * abs(best_F), tol_abs), lower=lower, best=best_F,
+                           rule="the relative gap", point="the best point found")
     extra = {
         "eps": eps,
         "line_search": search.name,
