@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from svmtool.errors import ParameterError
-from svmtool.params import TrainParams, make_params
+from svmtool.params import TrainParams, for_one_run, make_params
 from svmtool.labels import check_class_labels, class_labels, class_weights, signs_of
 from svmtool.problem import Problem, with_bias
 
@@ -71,7 +71,7 @@ def _normalise(params, kwargs):
 
     from svmtool.solvers import get_spec
 
-    params = make_params(params, kwargs)
+    params = for_one_run(make_params(params, kwargs))
     spec = get_spec(params.solver)
     if params.eps is None:
         params = replace(params, eps=spec.default_eps)
@@ -543,7 +543,7 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     Folds are contiguous slices of a seeded random permutation (as LIBLINEAR does); with fewer rows
     than folds, every row is its own fold (leave-one-out).
     """
-    params = make_params(params, kwargs)
+    params = for_one_run(make_params(params, kwargs))
     from svmtool.solvers import get_spec
 
     if params.out_of_core or params.dask is not None:

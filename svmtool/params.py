@@ -145,6 +145,9 @@ class DcdParams:
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
+    # runtime: the work the pure-Python loop may still do in this training run (a one-element
+    # list, shared by the run's fits; see svmtool.solvers.dual_cd.dcd); None: a fit's own
+    python_work: Any = field(default=None, compare=False, repr=False)
     # the alpha --init-model's w gives (svmtool.solvers.common.warm.dual_start); measured on the
     # nightly a9a scenario (now svmtool bench --suite warm-start) every variant lost to cold
     # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
@@ -282,6 +285,14 @@ def check_dask_address(address) -> Optional[str]:
         return (f"--dask takes a scheduler address such as tcp://host:8786, or local:N "
                 f"(got {a!r})")
     return None
+
+
+def for_one_run(params):
+    """``params`` with the state the fits of one training run share (its one-vs-rest classes,
+    the folds of a cross validation or of the -C search): the pure-Python loop's work budget."""
+    if params.dcd.python_work is not None:
+        return params
+    return replace(params, dcd=replace(params.dcd, python_work=[]))
 
 
 def make_params(params, kwargs):

@@ -533,8 +533,12 @@ def test_hand_over_from_python_to_jitted_changes_nothing(budget, liblinear_rng):
     mixed = run(X, y, 2.0, dcd=DcdParams(python_budget=budget), **kw)
     assert jit.iterations * len(y) > 20000         # so the largest budget also hands over
     assert_same_result(mixed, jit)
-    with pytest.raises(ValueError, match="dcd_engine"):
-        run(X, y, 2.0, dcd=DcdParams(engine="fast"))
+    # the engine option is checked with every other option, before any solver runs
+    from svmtool.errors import ParameterError
+    from svmtool.params import make_params
+
+    with pytest.raises(ParameterError, match="dcd engine must be one of auto, jit, python"):
+        make_params(None, {"dcd": DcdParams(engine="fast")})
 
 
 def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):
@@ -542,7 +546,7 @@ def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):
     # the Python budget nearly spent the same run moves to the jitted loop, same model bytes
     model_a, model_b = tmp_path / "a.model", tmp_path / "b.model"
     code = ("import sys; from svmtool.cli import run; from svmtool.solvers.dual_cd import dcd;"
-            "dcd._py_work_left[0] = int(sys.argv[2]);"
+            "dcd.PY_WORK_BUDGET = int(sys.argv[2]);"
             f"rc = run(['train', '-q', {str(HEART)!r}, sys.argv[1]]);"
             "print(rc, 'numba' in sys.modules)")
     outs = [subprocess.run([sys.executable, "-c", code, str(m), b], capture_output=True,

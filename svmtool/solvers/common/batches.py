@@ -13,25 +13,44 @@ import time
 import numpy as np
 
 
-def batches(run, istate, iter_field, stop_field, max_iter):
-    """Drive a jitted loop that does a batch of outer iterations per call: yields what each
-    call of ``run()`` returns (the iterations it did) until the loop's stopping flag
-    ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, or a call did
-    none."""
-    while not istate[stop_field] and istate[iter_field] < max_iter:
-        done = run()
-        yield done
-        if done == 0:
-            break
+class Batches:
+    """The calls of a jitted loop that does a batch of outer iterations per call: iterating
+    yields what each call of ``run()`` returns (the iterations it did) until the loop's stopping
+    flag ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, a call did
+    none, or -- between calls, the loop neither converged nor at its cap -- the ``deadline``
+    (``time.monotonic()``) has passed; then ``out_of_time`` is True."""
+
+    def __init__(self, run, istate, iter_field, stop_field, max_iter, deadline=None):
+        self.run, self.istate, self.max_iter, self.deadline = run, istate, max_iter, deadline
+        self.iter_field, self.stop_field = iter_field, stop_field
+        self.out_of_time = False
+
+    def _going(self):
+        return not self.istate[self.stop_field] and self.istate[self.iter_field] < self.max_iter
+
+    def __iter__(self):
+        from svmtool.solvers.common.result import time_up
+
+        while self._going():
+            done = self.run()
+            yield done
+            if done == 0:
+                break
+            if self._going() and time_up(self.deadline):
+                self.out_of_time = True
+                break
 
 
-def replay(callback, last_iteration, done, hist, names, t_start=None):
+def replay(callback, last_iteration, done, hist, names, t_start=None, derived=()):
     """Call ``callback`` once for each of the ``done`` iterations of a batch that ended at
     ``last_iteration``, with the columns of its history rows ``hist[:done]`` named by ``names``
-    ((name, type), ...) and, given ``t_start``, the seconds elapsed."""
+    ((name, type), ...), the values ``derived`` computes from a row ((name, function), ...)
+    and, given ``t_start``, the seconds elapsed."""
     first = last_iteration - done
     for t in range(done):
         info = {name: conv(hist[t, c]) for c, (name, conv) in enumerate(names)}
+        for name, fn in derived:
+            info[name] = fn(hist[t])
         if t_start is not None:
             info["elapsed"] = time.perf_counter() - t_start
         callback(first + t + 1, info)

@@ -86,8 +86,8 @@ import time
 
 import numpy as np
 
-from svmtool.solvers.common.batches import batches, replay, unsigned_views
-from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.batches import Batches, replay, unsigned_views
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning
 from svmtool.solvers.common.rng import permutation_rng
 
 DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
@@ -99,13 +99,14 @@ _HIST_ROWS = 1024          # outer iterations recorded per call at most
 
 # Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
 # stored entries starts in plain Python (svmtool.solvers.dual_cd._dcd_py) unless the jitted kernels
-# are already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per process (about
-# 0.3 s, half of what importing numba and loading the kernels costs) before the rest of the
-# work goes to the jitted loop, which resumes from the same state: the result is the same.
+# are already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per training run
+# (about 0.3 s, half of what importing numba and loading the kernels costs; the fits of one run
+# -- its one-vs-rest classes, the folds of -v and -C -- share it through params.dcd.python_work)
+# before the rest of the work goes to the jitted loop, which resumes from the same state: the
+# result is the same.
 SMALL_NNZ = 200_000
 PY_WORK_BUDGET = 1_500_000
-_py_work_left = [PY_WORK_BUDGET]
-ENGINES = ("auto", "jit", "python")
+_JIT_MODULE = "svmtool.solvers.dual_cd._dcd_jit"
 
 # --------------------------------------------------------------------------------------------
 # the Python driver
@@ -136,20 +137,65 @@ def _jit_ops():
     return sparse
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        loss="l2"):
-    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
-    t_start = time.perf_counter()
+class _Engine:
+    """Which loop runs the outer iterations ("Two engines" in the module docstring):
+    ``params.dcd.engine`` "python" or "jit" forces one; "auto" runs the pure-Python twin while
+    the problem is small and the run's budget of Python work lasts (``params.dcd.python_work``,
+    else a budget of this fit's own; ``params.dcd.python_budget``: a test's budget), then the
+    jitted loop, which resumes from the same state."""
+
+    def __init__(self, params, nnz):
+        dp = params.dcd
+        self.shared = None
+        if dp.engine == "python":
+            self.small, self.left = True, None              # None: no limit
+        elif dp.engine == "jit":
+            self.small, self.left = False, 0
+        elif dp.python_budget is not None:                  # tests: hand over after this work
+            self.small, self.left = True, int(dp.python_budget)
+        else:
+            self.small = nnz <= SMALL_NNZ and _JIT_MODULE not in sys.modules
+            self.shared = dp.python_work if dp.python_work is not None else []
+            if not self.shared:
+                self.shared.append(PY_WORK_BUDGET)
+            self.left = self.shared[0] if self.small else 0
+        self.in_python = self.left is None or self.left > 0
+        self.ops = _python_ops() if self.small else _jit_ops()
+
+    def run(self, indptr, indptr_u, state, options, budget, hist):
+        """One call of the current loop on the rows and the loop's ``state`` arrays (indices to
+        the generator, as the loops take them), its ``options`` (to max_iter), the work
+        ``budget`` and the history buffer; the iterations it did."""
+        # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the generator,
+        # x/0 for an empty row in the L1 case, both intended)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if not self.in_python:
+                from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
+
+                return _dcd_iterations(indptr_u, *state, *options, budget, hist)
+            from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
+
+            step = budget if self.left is None else min(int(budget), self.left)
+            done, work = dcd_iterations(indptr, *state, *options, step, hist)
+        if self.left is not None:
+            self.left -= work
+            self.in_python = self.left > 0
+            if self.shared is not None:
+                self.shared[0] -= work
+        return done
+
+    def row_ops(self):
+        """The row passes after the loop: the jitted ones once the jitted loop is loaded."""
+        return _jit_ops() if self.small and _JIT_MODULE in sys.modules else self.ops
+
+
+def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
+    """The checked arrays and the dual's box: (indptr, indptr_u, indices_u, data, y, bounds,
+    upper, diag); ``bounds`` = (U_neg, U_pos, D_neg, D_pos)."""
     if loss not in ("l1", "l2"):
         raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
-    C_pos = float(C_pos)
-    C_neg = float(C_neg)
     if not (C_pos > 0 and C_neg > 0):
         raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
-    n_features = int(n_features)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
-    max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
-
     indptr, indptr_u, indices_u = unsigned_views(indptr, indices, n_features)
     data = np.ascontiguousarray(data, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
@@ -158,7 +204,6 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
     if not np.all((y == 1.0) | (y == -1.0)):
         raise ValueError("labels must be -1 or +1")
-
     if loss == "l1":
         bounds = np.array([C_neg, C_pos, 0.0, 0.0])
     else:
@@ -166,116 +211,85 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     pos = y > 0
     upper = np.where(pos, bounds[1], bounds[0])
     diag = np.where(pos, bounds[3], bounds[2])
-    engine = params.dcd.engine
-    if engine not in ENGINES:
-        raise ValueError(f"dcd_engine must be one of {ENGINES} (got {engine!r})")
-    nnz = int(indptr[-1] - indptr[0]) if n_rows > 0 else 0
-    forced_budget = params.dcd.python_budget
-    if engine == "python":
-        small, py_left = True, None                     # None: no limit
-    elif engine == "jit":
-        small, py_left = False, 0
-    elif forced_budget is not None:                     # tests: hand over after this much work
-        small, py_left = True, int(forced_budget)
-    else:
-        small = nnz <= SMALL_NNZ and "svmtool.solvers.dual_cd._dcd_jit" not in sys.modules
-        py_left = _py_work_left[0] if small else 0
-    ops = _python_ops() if small else _jit_ops()
-    qd = diag + ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
+    return indptr, indptr_u, indices_u, data, y, bounds, upper, diag
 
+
+def _start(params, ops, indptr, indices_u, data, y, upper, n_features):
+    """(alpha, w) of the first iteration: 0, or ``params.dcd.init_alpha`` clipped to the box
+    with w rebuilt from it."""
+    n_rows = indptr.shape[0] - 1
     init_alpha = params.dcd.init_alpha
-    if init_alpha is not None:
-        alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
-        if alpha.shape[0] != n_rows:
-            raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
-        alpha = np.minimum(np.maximum(alpha, 0.0), upper)
-        alpha = np.where(np.isnan(alpha), 0.0, alpha)
-        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
-    else:
-        alpha = np.zeros(n_rows, dtype=np.float64)
-        w = np.zeros(n_features, dtype=np.float64)
+    if init_alpha is None:
+        return np.zeros(n_rows, dtype=np.float64), np.zeros(n_features, dtype=np.float64)
+    alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
+    if alpha.shape[0] != n_rows:
+        raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
+    alpha = np.minimum(np.maximum(alpha, 0.0), upper)
+    alpha = np.where(np.isnan(alpha), 0.0, alpha)
+    return alpha, ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
 
-    index = np.arange(n_rows, dtype=np.uint32)
-    rng = permutation_rng(params)
+
+_HISTORY = (("pg_max", float), ("pg_min", float), ("active_size", int))
+_DERIVED = (("violation", lambda row: float(row[0] - row[1])),)
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        loss="l2"):
+    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
+    t_start = time.perf_counter()
+    C_pos, C_neg, n_features = float(C_pos), float(C_neg), int(n_features)
+    indptr, indptr_u, indices_u, data, y, bounds, upper, diag = _problem(
+        indptr, indices, data, y, n_features, C_pos, C_neg, loss)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    n_rows = indptr.shape[0] - 1
+    engine = _Engine(params, int(indptr[-1] - indptr[0]) if n_rows > 0 else 0)
+    qd = diag + engine.ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
+    alpha, w = _start(params, engine.ops, indptr, indices_u, data, y, upper, n_features)
     fstate = np.array([np.inf, -np.inf, 0.0])
-    istate = np.array([n_rows, 0, 0], dtype=np.int64)
+    istate = np.array([n_rows, 0, 0 if n_rows > 0 else 1], dtype=np.int64)
     hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
-    deadline = params.deadline
+    state = (indices_u, data, y, qd, alpha, w, np.arange(n_rows, dtype=np.uint32), bounds,
+             fstate, istate, permutation_rng(params))
+    options = (bool(params.liblinear_rng), bool(params.shrinking), eps, max_iter)
     # a callback or a deadline needs the loop back between outer iterations now and then
-    budget = np.uint64(CALLBACK_WORK_BUDGET if callback is not None or deadline is not None
-                       else 2**63)
-    out_of_time = False
+    budget = np.uint64(CALLBACK_WORK_BUDGET
+                       if callback is not None or params.deadline is not None else 2**63)
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
-    # plain Python while the problem is small and the process-wide budget lasts (auto), then
-    # (or from the start) the jitted loop, resuming from the same state
-    in_python = py_left is None or py_left > 0
-    if n_rows > 0:
-        while True:
-            # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the
-            # generator, x/0 for an empty row in the L1 case, both intended)
-            with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-                if in_python:
-                    from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
-                    step = budget if py_left is None else min(int(budget), py_left)
-                    done, work = dcd_iterations(indptr, indices_u, data, y, qd, alpha, w, index,
-                                                bounds, fstate, istate, rng,
-                                                bool(params.liblinear_rng),
-                                                bool(params.shrinking), eps, max_iter, step,
-                                                hist)
-                    if py_left is not None:
-                        py_left -= work
-                        in_python = py_left > 0
-                        if forced_budget is None:
-                            _py_work_left[0] -= work
-                else:
-                    from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
-                    done = _dcd_iterations(indptr_u, indices_u, data, y, qd, alpha, w, index,
-                                           bounds, fstate, istate, rng,
-                                           bool(params.liblinear_rng), bool(params.shrinking),
-                                           eps, max_iter, budget, hist)
-            if done:
-                last = tuple(hist[done - 1])
-            if callback is not None:
-                first = int(istate[1]) - done
-                for t in range(done):
-                    callback(first + t + 1, {
-                        "pg_max": float(hist[t, 0]), "pg_min": float(hist[t, 1]),
-                        "violation": float(hist[t, 0] - hist[t, 1]),
-                        "active_size": int(hist[t, 2]),
-                        "elapsed": time.perf_counter() - t_start,
-                    })
-            if istate[2] or istate[1] >= max_iter or done == 0:
-                break
-            if time_up(deadline):
-                out_of_time = True
-                break
-    else:
-        istate[2] = 1
-    if small and "svmtool.solvers.dual_cd._dcd_jit" in sys.modules:
-        ops = _jit_ops()     # handed over to the jitted loop: its row passes are loaded anyway
+    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist), istate,
+                    1, 2, max_iter, params.deadline)
+    for done in calls:
+        if done:
+            last = tuple(hist[done - 1])
+        if callback is not None:
+            replay(callback, int(istate[1]), done, hist, _HISTORY, t_start, _DERIVED)
+    ops = engine.row_ops()
     if params.dcd.w_recalc:
         # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
         w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
     t_solved = time.perf_counter()
+    return _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, calls.out_of_time,
+                   eps, max_iter, ops.csr_dot_dense(indptr, indices_u, data, w),
+                   {"solve_time": t_solved - t_loop, "setup_time": t_loop - t_start})
 
+
+def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, out_of_time, eps,
+            max_iter, scores, times):
+    """The SolverResult at (alpha, w): the primal objective from the scores ``X w``, the dual,
+    the warning of a run stopped by its cap or its time budget."""
     iterations = int(istate[1])
-    converged = bool(istate[2])
-    margins = y * ops.csr_dot_dense(indptr, indices_u, data, w)
-    slack = np.maximum(0.0, 1.0 - margins)
-    cost = np.where(pos, C_pos, C_neg)
+    slack = np.maximum(0.0, 1.0 - y * scores)
+    cost = np.where(y > 0, C_pos, C_neg)
     ww = float(w @ w)
-    loss_sum = float(cost @ (slack if loss == "l1" else slack * slack))
-    primal = 0.5 * ww + loss_sum
+    primal = 0.5 * ww + float(cost @ (slack if loss == "l1" else slack * slack))
     f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())
-    dual = -f_alpha
+    solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
     warning = None
     if out_of_time:
         # the current point, as at the cap, but no rescue by Newton: the budget is spent
-        warning = time_limit_warning("dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)",
-                                     iterations)
-    elif not converged:
-        solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
+        warning = time_limit_warning(solver, iterations)
+    elif not istate[2]:
         warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
                    f"the stopping tolerance eps={eps:g} was met (violation "
                    f"{last[0] - last[1]:.3g}); ")
@@ -284,21 +298,14 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                         "use -s 2 or raise --max-iter")
         else:
             warning += "using -s 2 may be faster, or raise --max-iter"
-    extra = {
-        "pg_violation": float(last[0] - last[1]),
-        "warning": warning,
-        "solve_time": t_solved - t_loop,
-        "setup_time": t_loop - t_start,
-        "active_size": int(istate[0]),
-        "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
-        "liblinear_objective": f_alpha,
-        "eps": eps,
-        "max_iter": max_iter,
-    }
+    extra = {"pg_violation": float(last[0] - last[1]), "warning": warning, **times,
+             "active_size": int(istate[0]),
+             "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
+             "liblinear_objective": f_alpha, "eps": eps, "max_iter": max_iter}
     if out_of_time:
         extra["stopped"] = STOPPED_TIME
-    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal - dual,
-                        gap_kind="duality gap", converged=converged, dual=dual,
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal + f_alpha,
+                        gap_kind="duality gap", converged=bool(istate[2]), dual=-f_alpha,
                         n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)
 
 

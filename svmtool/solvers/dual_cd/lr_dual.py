@@ -60,7 +60,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Train binary logistic regression by dual coordinate descent; see the module docstring."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers.dual_cd._lr_dual_jit import lr_dual_iterations
-    from svmtool.solvers.common.batches import batches, replay, unsigned_views
+    from svmtool.solvers.common.batches import Batches, replay, unsigned_views
     from svmtool.solvers.common.rng import permutation_rng
 
     t_start = time.perf_counter()
@@ -96,7 +96,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                                   istate, rng, bool(params.liblinear_rng), eps, min(1e-8, eps),
                                   max_iter, step, hist)
 
-    for done in batches(run, istate, 0, 1, max_iter):
+    for done in Batches(run, istate, 0, 1, max_iter):
         newton_steps += int(hist[:done, 1].sum())
         if done:
             last_g = float(hist[done - 1, 0])

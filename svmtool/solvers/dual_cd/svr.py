@@ -69,7 +69,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """
     from svmtool.ops.sparse import csr_dot_dense, row_sq_norms
     from svmtool.solvers.dual_cd._svr_jit import svr_iterations
-    from svmtool.solvers.common.batches import batches, replay, unsigned_views
+    from svmtool.solvers.common.batches import Batches, replay, unsigned_views
     from svmtool.solvers.common.rng import glibc_rand_state, splitmix_state
 
     t_start = time.perf_counter()
@@ -109,7 +109,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                               istate, rng, bool(params.liblinear_rng), bool(params.shrinking),
                               eps, max_iter, step, hist)
 
-    for done in batches(run, istate, 1, 2, max_iter):
+    for done in Batches(run, istate, 1, 2, max_iter):
         if done:
             last = (float(hist[done - 1, 0]), float(hist[done - 1, 1]))
         if callback is not None:

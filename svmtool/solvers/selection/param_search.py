@@ -193,11 +193,11 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     for ``svr-l2`` the search is over (C, p), ``report(C, rate, p)`` gets the MSE, and
     ``start_p`` (the user's -p) is where the p grid starts.
     """
-    from svmtool.params import make_params
+    from svmtool.params import for_one_run, make_params
     from svmtool.solvers import get_spec
 
     t_start = time.perf_counter()
-    params = make_params(params, {})
+    params = for_one_run(make_params(params, {}))
     spec = get_spec(params.solver)
     regression = spec.task == "regression"
     if regression and spec.warm_start != "w":
