@@ -123,63 +123,67 @@ def planned_levels(n, params, warm=False):
     return level_plan(n, levels, k, early, bool(dp.keep_level_models))
 
 
-def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, context=None):
-    dp = params.dcsvm
-    levels, k, sample = int(dp.levels), int(dp.k_clusters), int(dp.sample)
-    early = (dp.early_level or default_early_level(levels, k)) if dp.early else None
-    keep_levels = bool(dp.keep_level_models)
-    cache_mb = float(params.kernel.cache_mb)
-    threads = n_threads(params.threads)
-    eps = params.eps
-    # tolerance of the subproblems of the levels (the conquer step uses eps)
-    level_eps = float(dp.level_eps) if dp.level_eps else LEVEL_EPS * eps
-    shrinking = params.shrinking
-    rng = np.random.default_rng(params.seed)
-    n = X.n_rows
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
-    t_start = time.perf_counter()
-    deadline = params.deadline
-    stopped = None
-    alpha = np.zeros(n) if init_alpha is None else np.clip(init_alpha, 0.0, C).astype(np.float64)
-    warm = bool(np.any(alpha > 0))
-    stats = []
-    level_models = {}
-    early_model = None
-    prev_cl = None
-    for l, nc in planned_levels(n, params, warm):
-        if callback is not None:
-            callback(0, {"level": l, "stage": "clustering"})
-        t0 = time.perf_counter()
-        sv = np.flatnonzero(alpha > 0)
-        candidates = sv if len(sv) >= max(nc, min(sample, n) // 2) else np.arange(n)
-        if prev_cl is not None and not (early is not None and l <= early):
-            cl = coarsen(X, prev_cl, candidates, nc, sample, kernel, rng, threads)
-        else:
-            cl = two_step(X, candidates, nc, sample, kernel, rng, threads,
-                          mem_mb=min(64.0, cache_mb))
-        prev_cl = cl
-        t_cluster = time.perf_counter() - t0
-        if callback is not None:
-            callback(0, {"level": l, "stage": "training"})
-        t0 = time.perf_counter()
+class _Run:
+    """One DC-SVM fit's problem, options and state (alpha over every row)."""
+
+    def __init__(self, X, y, C, kernel, params, init_alpha):
+        dp = params.dcsvm
+        self.X, self.kernel, self.params, self.dp = X, kernel, params, dp
+        self.sample = int(dp.sample)
+        self.early = (dp.early_level or default_early_level(int(dp.levels), int(dp.k_clusters))
+                      if dp.early else None)
+        self.keep_levels = bool(dp.keep_level_models)
+        self.cache_mb = float(params.kernel.cache_mb)
+        self.threads = n_threads(params.threads)
+        self.eps = params.eps
+        # tolerance of the subproblems of the levels (the conquer step uses eps)
+        self.level_eps = float(dp.level_eps) if dp.level_eps else LEVEL_EPS * self.eps
+        self.shrinking = params.shrinking
+        self.rng = np.random.default_rng(params.seed)
+        self.n = n = X.n_rows
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), (n,)))
+        self.t_start = time.perf_counter()
+        self.deadline = params.deadline
+        self.alpha = np.zeros(n) if init_alpha is None else \
+            np.clip(init_alpha, 0.0, self.C).astype(np.float64)
+        self.warm = bool(np.any(self.alpha > 0))
+
+    def cluster(self, l, nc, prev_cl):
+        """Level l's clustering into nc clusters: nested in the level below (coarsen), or two-step
+        kernel k-means for the first level run and the early level."""
+        X, kernel, rng, threads, sample = self.X, self.kernel, self.rng, self.threads, self.sample
+        sv = np.flatnonzero(self.alpha > 0)
+        candidates = sv if len(sv) >= max(nc, min(sample, self.n) // 2) else np.arange(self.n)
+        if prev_cl is not None and not (self.early is not None and l <= self.early):
+            return coarsen(X, prev_cl, candidates, nc, sample, kernel, rng, threads)
+        return two_step(X, candidates, nc, sample, kernel, rng, threads,
+                        mem_mb=min(64.0, self.cache_mb))
+
+    def solve_level(self, cl):
+        """Every cluster's subproblem, warm-started from alpha, on threads or dask tasks; alpha
+        updated; (objective, steps, clusters sent as tasks)."""
         groups = [np.flatnonzero(cl.assign == c) for c in range(cl.nr_cluster)]
-        sub_mb = max(1.0, cache_mb / threads)
+        sub_mb = max(1.0, self.cache_mb / self.threads)
+        X, y, C, alpha = self.X, self.y, self.C, self.alpha
 
         def run(rows):
             if len(rows) == 0:
                 return rows, None
-            r = solve(take_rows(X, rows), y[rows], C[rows], kernel, eps=level_eps,
-                      init_alpha=alpha[rows], shrinking=shrinking, cache_mb=sub_mb, threads=1,
-                      deadline=deadline)
+            r = solve(take_rows(X, rows), y[rows], C[rows], self.kernel, eps=self.level_eps,
+                      init_alpha=alpha[rows], shrinking=self.shrinking, cache_mb=sub_mb,
+                      threads=1, deadline=self.deadline)
             return rows, r
 
         order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
-        if dp.tasks is not None and len(groups) > 1:
-            results = _run_on_cluster(dp.tasks, X, y, C, alpha, [groups[c] for c in order],
-                                      kernel, level_eps, shrinking, sub_mb, deadline)
-        elif threads > 1 and len(groups) > 1:
-            with ThreadPoolExecutor(threads) as pool:
+        tasks = None
+        if self.dp.tasks is not None and len(groups) > 1:
+            results = _run_on_cluster(self.dp.tasks, X, y, C, alpha, [groups[c] for c in order],
+                                      self.kernel, self.level_eps, self.shrinking, sub_mb,
+                                      self.deadline)
+            tasks = sum(1 for g in groups if len(g))     # sent to the dask workers
+        elif self.threads > 1 and len(groups) > 1:
+            with ThreadPoolExecutor(self.threads) as pool:
                 results = list(pool.map(run, [groups[c] for c in order]))
         else:
             results = [run(groups[c]) for c in order]
@@ -191,73 +195,118 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
             alpha[rows] = r.alpha
             obj += r.dual
             steps += r.iterations
-        t_train = time.perf_counter() - t0
+        return obj, steps, tasks
+
+
+def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, context=None):
+    """DC-SVM on (X, y, C); the exact solution (a SolverResult with alpha) or, with --early,
+    the early-prediction model of its level in ``extra["early_model"]``."""
+    run = _Run(X, y, C, kernel, params, init_alpha)
+    stats, level_models, early_model, stopped, last_cl = _levels(run, callback)
+    if run.early is not None and early_model is None and stats:
+        # the early level was skipped (too few rows for its clusters): the last level run
+        early_model = local_pair(X, run.y, run.alpha, last_cl, kernel)
+    if early_model is not None:
+        return _early_result(run, stats, early_model, level_models, stopped)
+    if run.early is not None and not stats:
+        return _direct_early(run)
+    res = _conquered(run, stats, callback)
+    res.extra["levels"] = stats
+    res.extra["solve_time"] = time.perf_counter() - run.t_start
+    if run.keep_levels:
+        res.extra["level_models"] = level_models
+    return res
+
+
+def _levels(run, callback):
+    """The levels of :func:`planned_levels`, finest first: (per-level stats, the kept level
+    models, the early model if one was made, why the levels stopped, the last clustering)."""
+    stats, level_models = [], {}
+    early_model = stopped = prev_cl = None
+    for l, nc in planned_levels(run.n, run.params, run.warm):
+        if callback is not None:
+            callback(0, {"level": l, "stage": "clustering"})
+        t0 = time.perf_counter()
+        cl = prev_cl = run.cluster(l, nc, prev_cl)
+        t_cluster = time.perf_counter() - t0
+        if callback is not None:
+            callback(0, {"level": l, "stage": "training"})
+        t0 = time.perf_counter()
+        obj, steps, tasks = run.solve_level(cl)
         st = {"level": l, "clusters": int(cl.nr_cluster), "cluster_time": t_cluster,
-              "train_time": t_train, "n_sv": int(np.count_nonzero(alpha > 0)),
-              "objective": obj, "steps": steps}
-        if dp.tasks is not None and len(groups) > 1:
-            st["tasks"] = sum(1 for g in groups if len(g))     # sent to the dask workers
+              "train_time": time.perf_counter() - t0,
+              "n_sv": int(np.count_nonzero(run.alpha > 0)), "objective": obj, "steps": steps}
+        if tasks is not None:
+            st["tasks"] = tasks
         stats.append(st)
-        last_cl = cl
-        if time_up(deadline):
+        if time_up(run.deadline):
             # the budget is spent: the levels done so far, as an early-prediction model
             stopped = STOPPED_TIME
-            early_model = local_pair(X, y, alpha, cl, kernel)
+            early_model = local_pair(run.X, run.y, run.alpha, cl, run.kernel)
             break
-        if keep_levels or (early is not None and l <= early):
-            lp = local_pair(X, y, alpha, cl, kernel)
-            if keep_levels:
+        at_early = run.early is not None and l <= run.early
+        if run.keep_levels or at_early:
+            lp = local_pair(run.X, run.y, run.alpha, cl, run.kernel)
+            if run.keep_levels:
                 level_models[l] = lp
-            if early is not None and l <= early:
+            if at_early:
                 early_model = lp
                 break
-    if early is not None and early_model is None and stats:
-        # the early level was skipped (too few rows for its clusters): the last level run
-        early_model = local_pair(X, y, alpha, last_cl, kernel)
-    if early_model is not None:
-        res = SolverResult(w=np.zeros(0), iterations=sum(s["steps"] for s in stats),
-                           primal=float("nan"), gap=float("nan"), gap_kind="max PG violation",
-                           converged=stopped is None, dual=stats[-1]["objective"],
-                           n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha,
-                           extra={"levels": stats, "early_model": early_model,
-                                  "early_level": stats[-1]["level"],
-                                  "solve_time": time.perf_counter() - t_start})
-        if keep_levels:
-            res.extra["level_models"] = level_models
-        if stopped:
-            res.extra["stopped"] = stopped
-            res.extra["warning"] = time_limit_warning(
-                "dcsvm", res.iterations, f"the early-prediction model of level "
-                f"{stats[-1]['level']}")
-        return res
-    if early is not None and not stats:
-        res = solve(X, y, C, kernel, eps=eps, shrinking=shrinking, cache_mb=cache_mb,
-                    max_steps=params.max_iter, threads=threads)
-        from svmtool.solvers.dcsvm.kmeans import Clustering
+    return stats, level_models, early_model, stopped, prev_cl
 
-        one = Clustering(assign=np.zeros(n, dtype=np.int64), sample_rows=np.zeros(1, np.int64),
-                         sample_cluster=np.zeros(1, np.int64), const=np.zeros(1))
-        res.extra["early_model"] = local_pair(X, y, res.alpha, one, kernel)
-        res.extra["early_level"] = 0
-        res.extra["levels"] = [{"level": 0, "clusters": 1, "cluster_time": 0.0,
-                                "train_time": time.perf_counter() - t_start,
-                                "n_sv": int(res.n_sv), "objective": res.dual,
-                                "steps": res.iterations}]
-        return res
+
+def _early_result(run, stats, early_model, level_models, stopped):
+    """The result of an early-prediction run (or of one stopped by the time budget)."""
+    res = SolverResult(w=np.zeros(0), iterations=sum(s["steps"] for s in stats),
+                       primal=float("nan"), gap=float("nan"), gap_kind="max PG violation",
+                       converged=stopped is None, dual=stats[-1]["objective"],
+                       n_sv=int(np.count_nonzero(run.alpha > 0)), alpha=run.alpha,
+                       extra={"levels": stats, "early_model": early_model,
+                              "early_level": stats[-1]["level"],
+                              "solve_time": time.perf_counter() - run.t_start})
+    if run.keep_levels:
+        res.extra["level_models"] = level_models
+    if stopped:
+        res.extra["stopped"] = stopped
+        res.extra["warning"] = time_limit_warning(
+            "dcsvm", res.iterations, f"the early-prediction model of level "
+            f"{stats[-1]['level']}")
+    return res
+
+
+def _direct_early(run):
+    """--early on a problem too small to divide: the plain solver, one cluster."""
+    from svmtool.solvers.dcsvm.kmeans import Clustering
+
+    res = solve(run.X, run.y, run.C, run.kernel, eps=run.eps, shrinking=run.shrinking,
+                cache_mb=run.cache_mb, max_steps=run.params.max_iter, threads=run.threads)
+    one = Clustering(assign=np.zeros(run.n, dtype=np.int64), sample_rows=np.zeros(1, np.int64),
+                     sample_cluster=np.zeros(1, np.int64), const=np.zeros(1))
+    res.extra["early_model"] = local_pair(run.X, run.y, res.alpha, one, run.kernel)
+    res.extra["early_level"] = 0
+    res.extra["levels"] = [{"level": 0, "clusters": 1, "cluster_time": 0.0,
+                            "train_time": time.perf_counter() - run.t_start,
+                            "n_sv": int(res.n_sv), "objective": res.dual,
+                            "steps": res.iterations}]
+    return res
+
+
+def _conquered(run, stats, callback):
+    """The exact model: the whole problem solved directly, or (after the levels or from a
+    warm start) by the conquer step from alpha; its stats appended to ``stats``."""
     if callback is not None:
         callback(0, {"level": 0, "stage": "training"})
     t0 = time.perf_counter()
     top_cb = None
     if callback is not None:
         top_cb = (lambda it, info: callback(it, dict(info, level=0)))
-    if not (stats or warm):
-        res = solve(X, y, C, kernel, eps=eps, shrinking=shrinking, cache_mb=cache_mb,
-                    max_steps=params.max_iter, threads=threads, callback=top_cb,
-                    deadline=deadline)
+    kw = dict(eps=run.eps, shrinking=run.shrinking, cache_mb=run.cache_mb, threads=run.threads,
+              deadline=run.deadline, max_steps=run.params.max_iter, callback=top_cb)
+    if not (stats or run.warm):
+        res = solve(run.X, run.y, run.C, run.kernel, **kw)
     else:
-        last, G, info = conquer(X, y, C, kernel, alpha, eps=eps, shrinking=shrinking,
-                                cache_mb=cache_mb, threads=threads, deadline=deadline,
-                                max_steps=params.max_iter, callback=top_cb)
+        alpha, C, eps = run.alpha, run.C, run.eps
+        last, G, info = conquer(run.X, run.y, C, run.kernel, alpha, **kw)
         f, primal, viol = result_fields(alpha, G, C, eps)
         converged = bool(last.converged and viol <= eps)
         extra = dict(last.extra, pg_violation=viol, objective=f, gradient=G,
@@ -272,10 +321,6 @@ def fit(X: Rows, y, C, kernel: Kernel, params, init_alpha=None, callback=None, c
     stats.append({"level": 0, "clusters": 1, "cluster_time": 0.0,
                   "train_time": time.perf_counter() - t0, "n_sv": int(res.n_sv),
                   "objective": res.dual, "steps": res.iterations})
-    res.extra["levels"] = stats
-    res.extra["solve_time"] = time.perf_counter() - t_start
-    if keep_levels:
-        res.extra["level_models"] = level_models
     return res
 
 

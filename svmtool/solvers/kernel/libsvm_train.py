@@ -163,45 +163,57 @@ def check_nu_feasible(svm_type, nu, counts):
 def train_libsvm(problem, params, spec, callback=None, init_model=None):
     """Train ``spec``'s LIBSVM problem on ``problem``; a KernelModel (see the module doc)."""
     t0 = time.perf_counter()
-    svm_type = spec.liblinear_type
     if init_model is not None:
         raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
     if params.bias >= 0:
         raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
                              f"as in LIBSVM")
     setup = Setup(problem, params)
+    if spec.liblinear_type in ("one_class", "epsilon_svr", "nu_svr"):
+        model, reports, lines = _train_whole(problem, params, spec.liblinear_type, setup,
+                                             callback)
+    else:
+        model, reports, lines = _train_pairs(problem, params, spec.liblinear_type, setup,
+                                             callback)
+    _finish_model(model, spec, params, setup, reports, lines, t0)
+    return model
+
+
+def _train_whole(problem, params, svm_type, setup, callback):
+    """One-class SVM and the SVRs: one problem over every row; (model, reports, lines)."""
     kw = setup.solve_kw()
     lines = []
     prob_on = bool(params.libsvm.probability)
-    if svm_type in ("one_class", "epsilon_svr", "nu_svr"):
-        rows = np.arange(problem.n_rows)
-        z = np.asarray(problem.y, dtype=np.float64)
-        extra = {}
-        if prob_on and svm_type != "one_class":
-            sigma, cv_lines = svr_sigma(setup, svm_type, z, kw, params.libsvm.seed)
-            lines += cv_lines
-        cb = None if callback is None else (lambda it, info: callback(0, it, info))
-        sol = _solve(setup, rows, svm_type, z, 0.0, 0.0, dict(kw, callback=cb))
-        lines += solution_lines(sol)
-        nz = np.flatnonzero(sol.coef != 0)
-        svs = setup.sv_rows(nz)
-        model = KernelModel(kernel=setup.kernel, labels=None, rho=np.array([sol.rho]),
-                            nr_sv=None, sv_indptr=svs.indptr, sv_indices=svs.indices,
-                            sv_data=svs.data, sv_coef=sol.coef[nz][None, :],
-                            nr_feature=problem.n_features, svm_type=svm_type)
-        if prob_on and svm_type != "one_class":
-            model.probA = np.array([sigma])
-            lines.append("Prob. model for test data: target value = predicted value + z,")
-            lines.append("z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= %g" % sigma)
-        elif prob_on:
-            marks, warn = density_marks(_decision(setup, rows, nz, sol.coef[nz], sol.rho))
-            if marks is None:
-                extra["notice"] = warn
-            model.prob_density_marks = marks
-        reports = [dict(_pair_report(sol, 0.0), **extra)]
-        _finish_model(model, spec, params, setup, reports, lines, t0)
-        return model
-    # -- classification, one-vs-one --------------------------------------------------------------
+    rows = np.arange(problem.n_rows)
+    z = np.asarray(problem.y, dtype=np.float64)
+    extra = {}
+    if prob_on and svm_type != "one_class":
+        sigma, cv_lines = svr_sigma(setup, svm_type, z, kw, params.libsvm.seed)
+        lines += cv_lines
+    cb = None if callback is None else (lambda it, info: callback(0, it, info))
+    sol = _solve(setup, rows, svm_type, z, 0.0, 0.0, dict(kw, callback=cb))
+    lines += solution_lines(sol)
+    nz = np.flatnonzero(sol.coef != 0)
+    svs = setup.sv_rows(nz)
+    model = KernelModel(kernel=setup.kernel, labels=None, rho=np.array([sol.rho]),
+                        nr_sv=None, sv_indptr=svs.indptr, sv_indices=svs.indices,
+                        sv_data=svs.data, sv_coef=sol.coef[nz][None, :],
+                        nr_feature=problem.n_features, svm_type=svm_type)
+    if prob_on and svm_type != "one_class":
+        model.probA = np.array([sigma])
+        lines.append("Prob. model for test data: target value = predicted value + z,")
+        lines.append("z: Laplace distribution e^(-|z|/sigma)/(2sigma),sigma= %g" % sigma)
+    elif prob_on:
+        marks, warn = density_marks(_decision(setup, rows, nz, sol.coef[nz], sol.rho))
+        if marks is None:
+            extra["notice"] = warn
+        model.prob_density_marks = marks
+    return model, [dict(_pair_report(sol, 0.0), **extra)], lines
+
+
+def _train_pairs(problem, params, svm_type, setup, callback):
+    """C-SVC and nu-SVC: one-vs-one over the pairs of classes, on threads; (model, reports,
+    lines)."""
     labels, perm, start, count = group_classes(problem.y)
     cls = class_index(problem.y, labels)
     K = len(labels)
@@ -210,9 +222,9 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
     members = [np.flatnonzero(cls == c) for c in range(K)]
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
     n_thr = min(n_threads(params.threads), len(pairs))
-    pair_kw = kw
-    if n_thr > 1:
-        pair_kw = dict(kw, cache_mb=kw["cache_mb"] / n_thr)
+    kw = setup.solve_kw()
+    pair_kw = kw if n_thr <= 1 else dict(kw, cache_mb=kw["cache_mb"] / n_thr)
+    lines = []
     if K == 1:
         lines.append("WARNING: training data in only one class. See README for details.")
 
@@ -222,7 +234,7 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
         yb = np.concatenate([np.ones(len(members[i])), -np.ones(len(members[j]))])
         out = []
         ab = None
-        if prob_on:
+        if params.libsvm.probability:
             ab, cv_lines = binary_probability(setup, rows, svm_type, yb, wc[i], wc[j], pair_kw,
                                               params.libsvm.seed + q)
             out += cv_lines
@@ -238,6 +250,15 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
             results = list(pool.map(fit_pair, range(len(pairs))))
     else:
         results = [fit_pair(q) for q in range(len(pairs))]
+    model, reports = _pairs_model(problem, params, svm_type, setup, labels, members, pairs,
+                                  results, lines)
+    return model, reports, lines
+
+
+def _pairs_model(problem, params, svm_type, setup, labels, members, pairs, results, lines):
+    """The one-vs-one KernelModel in LIBSVM's layout (support vectors class by class, each
+    with its K-1 coefficients) and the pairs' reports; the pairs' lines go to ``lines``."""
+    K = len(labels)
     nonzero = [np.zeros(len(m), dtype=bool) for m in members]
     for (i, j), (sol, _, out) in zip(pairs, results):
         ni = len(members[i])
@@ -264,11 +285,10 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
                         sv_indptr=svs.indptr, sv_indices=svs.indices, sv_data=svs.data,
                         sv_coef=sv_coef[:K - 1] if K > 1 else sv_coef[:0],
                         nr_feature=problem.n_features, svm_type=svm_type)
-    if prob_on and K > 1:
+    if params.libsvm.probability and K > 1:
         model.probA = np.array([ab[0] for _, ab, _ in results])
         model.probB = np.array([ab[1] for _, ab, _ in results])
-    _finish_model(model, spec, params, setup, reports, lines, t0)
-    return model
+    return model, reports
 
 
 def _finish_model(model, spec, params, setup, reports, lines, t0):
