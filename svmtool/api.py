@@ -22,7 +22,8 @@ import warnings
 import numpy as np
 
 from svmtool.errors import ParameterError
-from svmtool.params import TrainParams, for_one_run, make_params
+from svmtool.params import (TrainParams, check_cross_validation, check_for_solver,
+                            for_one_run, make_params, refuse)
 from svmtool.labels import check_class_labels, class_labels, class_weights, signs_of
 from svmtool.problem import Problem, with_bias
 
@@ -73,6 +74,8 @@ def _normalise(params, kwargs):
 
     params = for_one_run(make_params(params, kwargs))
     spec = get_spec(params.solver)
+    refuse(check_for_solver(params, spec))
+    params = replace(params, solver=spec.name)
     if params.eps is None:
         params = replace(params, eps=spec.default_eps)
     if params.time_limit is not None and params.deadline is None:
@@ -86,8 +89,10 @@ def _init_model(init_model, spec):
         path = os.fspath(init_model)
         init_model = load_model(path)
         init_model.report["source"] = path
-    if init_model is not None and not spec.warm_start:
-        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if init_model is not None:
+        from svmtool.solvers.common.warm import cold_only
+
+        refuse(cold_only(spec))
     return init_model
 
 
@@ -546,13 +551,9 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     params = for_one_run(make_params(params, kwargs))
     from svmtool.solvers import get_spec
 
-    if params.out_of_core or params.dask is not None:
-        raise ParameterError("cross validation (-v, -C) trains on copies of the folds in memory: "
-                             "it cannot be combined with --out-of-core or --dask")
+    refuse(check_cross_validation(params, nr_fold))
     check_labels(problem, get_spec(params.solver))     # before the folds lose the line numbers
     n = problem.n_rows
-    if nr_fold < 2:
-        raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")
     if nr_fold > n:
         nr_fold = n
         warnings.warn("more folds than examples: doing leave-one-out")

@@ -16,10 +16,23 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`BiasRegParams` -- LIBLINEAR's -R: leave the bias weight out of the regulariser
   (-s 0, 2, 5, 6, 11, with -B 1).
 
-:meth:`TrainParams.check` checks all of them and returns one message naming the option that is
-wrong; nothing else checks option values.  Which options a solver reads is said by its registry
-entry (:mod:`svmtool.solvers`), which is how the command line refuses an option the chosen solver
-would ignore.
+Where options are checked -- each check is written once, here, and returns one message naming
+the option that is wrong:
+
+* :meth:`TrainParams.check` (called by :func:`make_params`, so by every entry of the API): every
+  value and the combinations of values, whatever the solver;
+* :func:`check_for_solver`: the combinations of options with a solver, from its registry entry
+  (:mod:`svmtool.solvers`): class weights of a problem without classes, a bias column of a
+  solver whose offset is rho; the API calls it for every training run;
+* :func:`check_cross_validation`: the number of folds and the data source of a cross
+  validation (``-v``, ``-C``).
+
+The command line calls the same functions before it reads any data, and checks there only what is
+its own: which option groups the chosen solver reads (its registry entry's ``options``), the
+model format, the publishing options (``--wait``, ``--validate``, ...).  The API checks what needs
+more than the options: labels against the task, --dask's and --out-of-core's needs (a cache, the
+dask extra: :func:`svmtool.api.check_streaming`), a warm-start model against the solver
+(:mod:`svmtool.solvers.common.warm`).
 """
 
 from dataclasses import dataclass, field, replace
@@ -201,7 +214,8 @@ class BiasRegParams:
 
 @dataclass(frozen=True)
 class TrainParams:
-    solver: str = "dcd-l2"          # a name or number from svmtool.solvers.REGISTRY
+    solver: Optional[str] = None    # a name or number of svmtool.solvers.REGISTRY; None: its
+                                    # default (svmtool.solvers.DEFAULT_SOLVER)
     C: float = 1.0                  # LIBLINEAR's C: 1/2 w'w + C sum(loss_i)
     eps: Optional[float] = None     # stopping tolerance; None: the solver's default
     bias: float = -1.0              # LIBLINEAR's -B: < 0 no bias column, else its value
@@ -251,7 +265,7 @@ class TrainParams:
             return ("-e and --perf-e are two stopping rules of -s cp (relative, and SVMperf's "
                     "absolute one): give one of them")
         if self.time_limit is not None and not self.time_limit > 0:
-            return f"--time-limit must be > 0 seconds (got {self.time_limit})"
+            return f"--time-limit must be > 0 seconds (got {self.time_limit:g})"
         if self.memory_budget is not None and not (0 < self.memory_budget < float("inf")):
             return (f"--memory-budget must be a number of megabytes > 0 "
                     f"(got {self.memory_budget})")
@@ -270,6 +284,30 @@ class TrainParams:
         if not self.bias_reg.regularize and self.bias != 1.0:
             return "-R (an unregularised bias) needs -B 1, as in LIBLINEAR"
         return None
+
+
+def check_for_solver(params, spec) -> Optional[str]:
+    """A message when ``params`` ask what the solver of registry entry ``spec`` cannot do (see the
+    module docstring), else None."""
+    if spec.task in ("regression", "one-class") and params.weights:
+        what = "regression" if spec.task == "regression" else "one-class SVM"
+        return (f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}): there are no "
+                f"classes")
+    if params.bias >= 0 and (spec.reads("libsvm") or spec.task == "one-class"):
+        return (f"-s {spec.name} takes no bias column (-B): its offset is rho, as in "
+                f"{'LIBSVM' if spec.reads('libsvm') else 'LIBLINEAR'}")
+    return None
+
+
+def check_cross_validation(params, nr_fold) -> Optional[str]:
+    """A message when ``nr_fold``-fold cross validation (``-v``, ``-C``) cannot run with
+    ``params``, else None."""
+    if nr_fold < 2:
+        return f"n-fold cross validation: n must be >= 2 (got {nr_fold})"
+    if params.out_of_core or params.dask is not None:
+        return ("cross validation (-v, -C) trains on copies of the folds in memory: it cannot "
+                "be combined with --out-of-core or --dask")
+    return None
 
 
 def check_dask_address(address) -> Optional[str]:
@@ -301,9 +339,13 @@ def make_params(params, kwargs):
         params = TrainParams(**kwargs)
     elif kwargs:
         params = replace(params, **kwargs)
-    msg = params.check()
-    if msg:
+    refuse(params.check())
+    return params
+
+
+def refuse(message):
+    """Raise ParameterError(message) when a check returned one."""
+    if message:
         from svmtool.errors import ParameterError
 
-        raise ParameterError(msg)
-    return params
+        raise ParameterError(message)

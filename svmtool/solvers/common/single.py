@@ -4,7 +4,7 @@ vector regression (LIBLINEAR -s 11, 12, 13) and the one-class SVM (-s 21).
 LIBLINEAR's ``train()`` does no class grouping for these: the rows keep the file's order (which
 is what makes ``--liblinear-rng`` runs bit-identical), the labels are real-valued targets
 (regression) or ignored (one-class), every row has the same cost ``C`` and class weights
-(``-wLABEL``) mean nothing, so they are refused.  The model holds no labels (``nr_class 2``);
+(``-wLABEL``) mean nothing, so they are refused (:func:`svmtool.params.check_for_solver`).  The model holds no labels (``nr_class 2``);
 a one-class model carries ``rho``.
 
 When -s 12 stops at its iteration cap, LIBLINEAR goes on with the primal Newton solver (-s 11)
@@ -16,7 +16,6 @@ import time
 
 import numpy as np
 
-from svmtool.errors import ParameterError
 from svmtool.problem import with_bias
 from svmtool.solvers.common.train_one import train_one
 
@@ -27,13 +26,6 @@ def train_single(problem, params, spec, callback=None, init_model=None, fit_for=
     which appends the bias column itself."""
     from svmtool.models.linear import LinearModel
 
-    if params.weights:
-        what = "regression" if spec.task == "regression" else "one-class SVM"
-        raise ParameterError(f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}):"
-                             f" there are no classes")
-    if spec.task == "one-class" and params.bias >= 0:
-        raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, "
-                             "as in LIBLINEAR")
     if fit_for is not None:
         indptr, indices, data = problem.indptr, problem.indices, problem.data
         n_cols = problem.n_features + (1 if params.bias >= 0 else 0)

@@ -64,12 +64,20 @@ def _refuse(model, name, need):
     raise ParameterError(f"--init-model {name}: {_what(model)} cannot start -s {need}")
 
 
+def cold_only(spec):
+    """The message of a solver that cannot start from a model (registry ``warm_start``), or
+    None."""
+    if not spec.warm_start:
+        return f"-s {spec.name} cannot start from a model (--init-model)"
+    return None
+
+
 def check_kind(model, spec):
     """Refuse, before any data is read, a model that cannot start ``spec``'s solver."""
     name = source_of(model)
     kind = type(model).__name__
-    if not spec.warm_start:
-        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if cold_only(spec):
+        raise ParameterError(cold_only(spec))
     if spec.kind == "kernel":
         if kind != "KernelModel" or model.labels is None:
             _refuse(model, name, spec.name)

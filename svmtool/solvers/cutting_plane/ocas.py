@@ -35,6 +35,7 @@ import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
+from svmtool.params import CuttingPlaneParams
 from svmtool.solvers.cutting_plane.cutting_plane import (HingeRisk, cp_result, run_counters,
                                                          start_point)
 from svmtool.solvers.cutting_plane.linesearch import make_search
@@ -47,15 +48,12 @@ CUT_LAMBDA = 0.1
 QP_TOL = 0.1          # the reduced QP's tolerance, as a fraction of the target gap
 
 
-def _opt(params, key, default):
-    """The cutting-plane option ``key`` of ``params`` (params.cp), or ``default`` when unset."""
-    value = getattr(params.cp, key) if params is not None else None
-    return default if value is None else value
-
-
-def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, tol_abs=0.0,
-               mu0_guard=True, mu0_patience=5, mu0_step=0.02, inactive_limit=50,
+def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, cp=CuttingPlaneParams(),
                name="ocas", deadline=None):
+    """OCAS over a risk adapter (see the module docstring); ``cp``: the options of the family
+    (its absolute gap, the mu = 0 guard, the working set's inactive limit)."""
+    tol_abs, inactive_limit = float(cp.tol_abs), int(cp.inactive_limit)
+    mu0_guard, mu0_patience, mu0_step = bool(cp.mu0_guard), int(cp.mu0_patience), float(cp.mu0_step)
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
@@ -180,11 +178,6 @@ def solve_with(risk, params, line_search=None, init_w=None, callback=None, name=
     arrays, Crammer-Singer, memory-mapped blocks and dask shards all start OCAS here."""
     eps = DEFAULT_EPS if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    ls = _opt(params, "line_search", None) or line_search or "exact"
+    ls = params.cp.line_search or line_search or "exact"
     return solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,
-                      tol_abs=float(_opt(params, "tol_abs", 0.0)),
-                      mu0_guard=bool(_opt(params, "mu0_guard", True)),
-                      mu0_patience=int(_opt(params, "mu0_patience", 5)),
-                      mu0_step=float(_opt(params, "mu0_step", 0.02)),
-                      inactive_limit=int(_opt(params, "inactive_limit", 50)),
-                      name=f"{name} ({ls})", deadline=params.deadline)
+                      cp=params.cp, name=f"{name} ({ls})", deadline=params.deadline)

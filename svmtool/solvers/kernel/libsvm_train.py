@@ -163,11 +163,6 @@ def check_nu_feasible(svm_type, nu, counts):
 def train_libsvm(problem, params, spec, callback=None, init_model=None):
     """Train ``spec``'s LIBSVM problem on ``problem``; a KernelModel (see the module doc)."""
     t0 = time.perf_counter()
-    if init_model is not None:
-        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
-    if params.bias >= 0:
-        raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
-                             f"as in LIBSVM")
     setup = Setup(problem, params)
     if spec.liblinear_type in ("one_class", "epsilon_svr", "nu_svr"):
         model, reports, lines = _train_whole(problem, params, spec.liblinear_type, setup,

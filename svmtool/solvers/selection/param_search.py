@@ -193,7 +193,7 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     for ``svr-l2`` the search is over (C, p), ``report(C, rate, p)`` gets the MSE, and
     ``start_p`` (the user's -p) is where the p grid starts.
     """
-    from svmtool.params import for_one_run, make_params
+    from svmtool.params import check_cross_validation, for_one_run, make_params, refuse
     from svmtool.solvers import get_spec
 
     t_start = time.perf_counter()
@@ -215,8 +215,7 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
 
         check_class_labels(problem.y, spec.name, problem.source, problem.label_note)
     n = problem.n_rows
-    if nr_fold < 2:
-        raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")
+    refuse(check_cross_validation(params, nr_fold))
     if nr_fold > n:
         nr_fold = n
     workers = api_threads(threads if threads is not None else params.threads)
