@@ -258,8 +258,6 @@ class Objective:
     """``1/2 w'w + sum_i C_i l(y_i, x_i'w)`` over an oracle; see the module docstring."""
 
     loss_id = None
-    name = ""
-    liblinear_type = ""
     hv_gives_xv = False     # True when hess_vec visits every row, so it can hand back X v
 
     def __init__(self, oracle, y, cost, p=0.0, free_last=False):
@@ -390,22 +388,16 @@ class Objective:
 
 class LogisticObjective(Objective):
     loss_id = LOSS_LOGISTIC
-    name = "lr"
-    liblinear_type = "L2R_LR"
     hv_gives_xv = True
 
 
 class SquaredHingeObjective(Objective):
     loss_id = LOSS_SQUARED_HINGE
-    name = "newton"
-    liblinear_type = "L2R_L2LOSS_SVC"
     hv_gives_xv = False
 
 
 class SquaredEpsObjective(Objective):
     loss_id = LOSS_SQUARED_EPS
-    name = "svr-l2"
-    liblinear_type = "L2R_L2LOSS_SVR"
     hv_gives_xv = False
 
 
