@@ -117,6 +117,7 @@ def test_end_to_end_commands_read_the_same_text_file(tmp_path):
                                                     "liblinear-train -s 3")
     else:
         assert any("liblinear-train skipped" in n for n in result["notes"])
+        pytest.skip("liblinear-train is not on PATH: the comparison with it was not made")
 
 
 def test_variant_options_reach_the_typed_groups():
@@ -153,7 +154,8 @@ def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
     ours, one = ps["svmtool train -C -s 2"], ps["svmtool train -C -s 2 --threads 1"]
     assert (ours["best C"], ours["CV score"]) == (one["best C"], one["CV score"])
     assert 70.0 < float(ours["CV score"].rstrip("%")) <= 100.0
-    if shutil.which("liblinear-train"):
+    have_ll = shutil.which("liblinear-train") is not None
+    if have_ll:
         import math
         ll = ps["*liblinear-train -C -s 2*"]
         assert abs(math.log2(float(ll["best C"]) / float(ours["best C"]))) <= 3
@@ -174,6 +176,8 @@ def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
         if r["agreement"] != "-":
             same, total = map(int, r["agreement"].split("/"))
             assert same == total == int(r["test rows"]), r
+    if not have_ll:
+        pytest.skip("liblinear-train is not on PATH: the -C row was not compared with it")
 
 
 def test_interleaved_runs_alternate_after_one_warm_up_each():

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from svmtool.cli.common import info, quiet_option, show_progress, warn, zero_based_option
+from svmtool.cli.common import (info, jit_clock, jit_since, quiet_option, show_progress,
+                                timed_note, warn, zero_based_option)
 
 CACHE_SUFFIXES = (".cache", ".svmc")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -143,7 +144,7 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
         return _stream(ctx, input_path, output_path, fmt_out, shards, zero_based,
                        keep_comments, block_mb, quiet)
 
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     if fmt_in == "csv":
         from svmtool.io.csv import load_csv
 
@@ -175,7 +176,7 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
         prob.comments = None
     t_read = time.perf_counter() - t0
     info(ctx, f"read {input_path}: {prob.n_rows} rows, {prob.n_features} features, "
-              f"{prob.nnz} non-zeros in {t_read:.3f} s", quiet)
+              f"{prob.nnz} non-zeros {timed_note(t_read, jit_since(jit0))}", quiet)
 
     if scale_to or scale_y or save_ranges or restore_ranges:
         from svmtool.io.scale import compute_ranges, restore_ranges as read_ranges, scale
@@ -240,7 +241,7 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
     from svmtool.io.cache_stream import stream_cache
     from svmtool.io.svmlight import iter_data_chunks
 
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     block = max(1 << 16, int(block_mb * (1 << 20)))
     bar = None
     if show_progress(ctx, quiet):
@@ -273,7 +274,8 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
                 bar.close()
         info(ctx, f"read {input_path}: {facts['n_rows']} rows, {facts['n_features']} features, "
                   f"{facts['nnz']} non-zeros; wrote {'the whole ' if tmp else ''}cache "
-                  f"({facts['bytes']} bytes) in {time.perf_counter() - t0:.3f} s", quiet)
+                  f"({facts['bytes']} bytes) "
+                  f"{timed_note(time.perf_counter() - t0, jit_since(jit0))}", quiet)
         if tmp is not None:
             from svmtool.io.shards import write_shards
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import click
 
-from svmtool.cli.common import info, show_progress, warn
+from svmtool.cli.common import info, jit_clock, jit_since, show_progress, timed_note, warn
 from svmtool.cli.train_output import level_report_lines, print_report, progress
 from svmtool.errors import ParameterError
 
@@ -24,12 +24,12 @@ def read_training_data(ctx, spec, params, train_file, model_format, zero_based, 
         test = load_data(kernel_opts["test_file"], zero_based=zero_based)
         params = replace(params, dcsvm=replace(params.dcsvm, test=test,
                                                keep_level_models=spec.name == "dcsvm"))
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     prob = load_data(train_file, zero_based=zero_based, threads=threads,
                      progress=show_progress(ctx, quiet))
     t_read = time.perf_counter() - t0
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
-              f"in {t_read:.3f} s", quiet)
+              f"{timed_note(t_read, jit_since(jit0))}", quiet)
     if model_format in ("svmlight", "svmperf") and spec.task == "classification":
         import numpy as np
 
@@ -126,12 +126,14 @@ def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, z
         rec["times"] = {"read": t_read}
 
     callback, bar = progress(ctx, quiet, spec.name)
+    jit0 = jit_clock()
     try:
         model = api.train(prob, params, callback=callback, init_model=init_model)
     finally:
         if bar is not None:
             bar.close()
-    print_report(ctx, model, quiet)
+    jit = jit_since(jit0)
+    print_report(ctx, model, quiet, jit=jit)
     if spec.kind == "kernel" and not quiet:
         for line in level_report_lines(model.report):
             click.echo(line, err=True)
@@ -144,6 +146,7 @@ def _publish(ctx, spec, params, train_file, model_file, model_format, retrain, z
         reasons = [stop_reason(r) for r in model.report["classes"]]
         rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
         rec["times"]["solve"] = model.report["train_time"]
+        rec["times"]["numba_startup"], rec["times"]["numba_compile"] = jit
         if init_model is not None:
             rec["warm_start"] = type(init_model).__name__
     if retrain["validate_file"] is not None:
