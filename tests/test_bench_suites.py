@@ -203,3 +203,20 @@ def test_interleaved_runs_alternate_after_one_warm_up_each():
     assert set(out) == {"A", "B"} and [e["runner"] for e in errors] == ["X"]
     raw, first, times = out["B"]
     assert raw == ("B", 9) and len(times) == 3 and first >= 0
+
+
+def test_markdown_keeps_the_hand_written_summary(tmp_path):
+    """BENCHMARKS.md opens with a hand-written table against the C programs: rewriting a suite's
+    section keeps it, right under the title, and keeps the other suites' sections."""
+    from svmtool.bench.suites.runner import merge_markdown
+
+    md = tmp_path / "B.md"
+    md.write_text("# svmtool benchmarks\n\n<!-- summary -->\n| a | b |\n<!-- /summary -->\n\n"
+                  "<!-- suite: x -->\nold x\n<!-- /suite: x -->\n"
+                  "<!-- suite: y -->\nold y\n<!-- /suite: y -->\n")
+    merge_markdown(str(md), {"x": "<!-- suite: x -->\nnew x\n<!-- /suite: x -->\n"}, ["x", "y"])
+    text = md.read_text()
+    assert text.startswith("# svmtool benchmarks\n\n<!-- summary -->\n| a | b |\n"
+                           "<!-- /summary -->\n")
+    assert "new x" in text and "old x" not in text and "old y" in text
+    assert text.index("<!-- /summary -->") < text.index("Every section below")

@@ -16,7 +16,7 @@ The table below maps every name, alias and LIBLINEAR number that ``-s`` accepts 
 :class:`SolverSpec`: what problem the solver solves, what ``-e`` means for it and its default,
 which option groups it reads, what it supports (warm start, threads, out-of-core) and what model
 it makes.  The API picks the solver and its driver from this one table, ``svmtool train -s``'s help
-and the README's solver table (``python -m svmtool.solvers``) are printed from it, and bench lists
+and docs/solvers.md's solver table (``python -m svmtool.solvers``) are printed from it, and bench lists
 its solvers from it.  Adding a solver is one module plus one ``register`` call here.  Modules are
 imported only when a solver is used.
 """
@@ -410,7 +410,7 @@ def help_table(width=80):
 
 
 def markdown_table():
-    """The README's solver table."""
+    """docs/solvers.md's solver table."""
     lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads |",
              "|---|---|---|---|---|---|---|"]
     for spec in specs():
