@@ -1,48 +1,65 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
-#   make test   creates .venv if missing, installs svmtool with its test extras, runs the tests
+#   make test   creates .venv if missing, installs svmtool with its test extras and the C programs
+#               the cross-checks compare against (tools/install-anchors.sh, outside the
+#               repository in ANCHORS), runs the tests
 #   make demo   creates .venv if missing, installs svmtool, runs the main job on the bundled data
 # (editable installs in "compat" mode: a .pth path entry, which imports 30 ms faster than the
-# default import hook -- start-up time is what a cron job pays on every call)
+# default import hook -- start-up time is what a cron job pays on every call; setuptools warns
+# that the mode is transitional, which PIP_QUIET_BUILD keeps off the screen, and should it go
+# away the install falls back to the default mode)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := out
+ANCHORS ?= $(or $(HOME),/tmp)/.cache/svmtool-anchors
 
-.PHONY: test demo bench fuzz clean venv
+.PHONY: test demo demo-steps bench fuzz clean venv anchors
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+PIP_QUIET_BUILD := PYTHONWARNINGS=ignore
+
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat || $(BIN)/python -m pip install -q -e .
+	$(PIP_QUIET_BUILD) $(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat \
+	  || $(BIN)/python -m pip install -q -e .
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat \
+	$(PIP_QUIET_BUILD) $(BIN)/python -m pip install -q -e '.[test]' --config-settings editable_mode=compat \
 	  || $(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.runtime
 
 venv: $(VENV)/.runtime
 
-test: $(VENV)/.test
-	$(BIN)/python -m pytest -q
+anchors: | $(BIN)/python
+	@tools/install-anchors.sh "$(ANCHORS)" $(BIN)/python
 
+test: $(VENV)/.test anchors
+	PATH="$(ANCHORS)/bin:$$PATH" $(BIN)/python -m pytest -q
+
+# The demo runs its steps twice: once quietly to fill numba's cache (a new install compiles its
+# kernels there, once), then for the record, so the times it prints are every later run's.
 demo: $(VENV)/.runtime
 	@mkdir -p $(OUT)
-	@echo "== warm numba's cache (compiles once, then every later run starts fast)"
-	$(BIN)/svmtool -q convert data/a9a $(OUT)/a9a.cache
-	@echo "== convert: text -> binary cache"
-	$(BIN)/svmtool convert data/a9a $(OUT)/a9a.cache
-	@echo "== train on data/a9a (LIBLINEAR -s 1, C = 1), predict data/a9a.t"
-	$(BIN)/svmtool train -c 1 $(OUT)/a9a.cache $(OUT)/a9a.model
-	$(BIN)/svmtool predict data/a9a.t $(OUT)/a9a.model $(OUT)/a9a.t.predict
-	@echo "== the same with L1-loss dual CD (-s 3) and a bias column, from text"
-	$(BIN)/svmtool train -s 3 -c 1 -B 1 data/a9a $(OUT)/a9a-s3.model
-	$(BIN)/svmtool predict data/a9a.t $(OUT)/a9a-s3.model $(OUT)/a9a-s3.t.predict
-	@echo "== 5-fold cross validation on heart_scale"
-	$(BIN)/svmtool train -v 5 data/heart_scale
+	@echo "== warm numba's cache: the demo's commands once, quietly (compiles on a new install)"
+	@$(MAKE) -s --no-print-directory demo-steps Q=-q >/dev/null
+	@$(MAKE) -s --no-print-directory demo-steps
 	@echo "models and predictions are in $(OUT)/"
+
+Q ?=
+demo-steps:
+	@echo "== convert: text -> binary cache"
+	$(BIN)/svmtool $(Q) convert data/a9a $(OUT)/a9a.cache
+	@echo "== train on data/a9a (LIBLINEAR -s 1, C = 1), predict data/a9a.t"
+	$(BIN)/svmtool $(Q) train -c 1 $(OUT)/a9a.cache $(OUT)/a9a.model
+	$(BIN)/svmtool $(Q) predict data/a9a.t $(OUT)/a9a.model $(OUT)/a9a.t.predict
+	@echo "== the same with L1-loss dual CD (-s 3) and a bias column, from text"
+	$(BIN)/svmtool $(Q) train -s 3 -c 1 -B 1 data/a9a $(OUT)/a9a-s3.model
+	$(BIN)/svmtool $(Q) predict data/a9a.t $(OUT)/a9a-s3.model $(OUT)/a9a-s3.t.predict
+	@echo "== 5-fold cross validation on heart_scale"
+	$(if $(Q),@: small data: no numba to warm,$(BIN)/svmtool train -v 5 data/heart_scale)
 
 # make bench: the default suites of `svmtool bench` (svmtool/bench/suites/; `svmtool bench
 # --list-suites`) on ../shared/data when present, else on data/; writes their sections of
@@ -51,7 +68,7 @@ demo: $(VENV)/.runtime
 BENCH_ARGS ?=
 BENCH_SUITES ?= default
 $(VENV)/.bench: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat \
+	$(PIP_QUIET_BUILD) $(BIN)/python -m pip install -q -e '.[bench]' --config-settings editable_mode=compat \
 	  || $(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@ $(VENV)/.runtime
 
@@ -60,7 +77,7 @@ fuzz: $(VENV)/.fuzz
 	fuzz/run.sh $(BIN)/python fuzz-out $(FUZZ_TARGETS)
 
 $(VENV)/.fuzz: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[fuzz]' --config-settings editable_mode=compat \
+	$(PIP_QUIET_BUILD) $(BIN)/python -m pip install -q -e '.[fuzz]' --config-settings editable_mode=compat \
 	  || $(BIN)/python -m pip install -q -e '.[fuzz]'
 	touch $@ $(VENV)/.runtime
 

@@ -6,10 +6,111 @@ numba, so the CLI imports solver and parser modules lazily, inside the commands 
 ``NUMBA_DISABLE_JIT=1`` is honoured by numba itself (the kernels then run as plain Python).
 """
 
-import numba
-import numba.np.linalg as _nla
+import os
+import stat
+import tempfile
+import threading
+import time
+import warnings
+
+_t_import = time.perf_counter()
+
+import numba  # noqa: E402
+import numba.core.event as _event  # noqa: E402
+import numba.np.linalg as _nla  # noqa: E402
 
 NUMBA_VERSION = numba.__version__
+
+
+def _private_cache_dir():
+    """A folder of this user's own under the temporary directory, or None if it cannot be had
+    safely (it must be ours and writable by us alone: numba loads code from it)."""
+    path = os.path.join(tempfile.gettempdir(), f"svmtool-numba-{os.geteuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        if (not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+            return None
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return None
+    return path
+
+
+def _choose_cache_location():
+    """Make sure numba has somewhere to keep compiled kernels.
+
+    numba caches beside the sources (``__pycache__``) when it can write there, else in the
+    user's ``~/.cache/numba``, or in ``NUMBA_CACHE_DIR`` when that is set; with none of them
+    writable -- a cron job as a user with no home, on an install it cannot write -- it refuses
+    every ``cache=True`` kernel with a RuntimeError.  Then svmtool uses a private folder under
+    the temporary directory (set as NUMBA_CACHE_DIR, so dask workers started from here share
+    it), and failing that compiles without caching, with one warning.  Returns whether kernels
+    are cached."""
+    try:
+        numba.njit(cache=True)(lambda: 0)
+        return True
+    except RuntimeError:
+        pass
+    path = _private_cache_dir()
+    if path is not None:
+        numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"] = path
+        try:
+            numba.njit(cache=True)(lambda: 0)
+            return True
+        except RuntimeError:
+            pass
+    warnings.warn("numba has nowhere to cache compiled code (the install and ~/.cache are not "
+                  "writable): every run compiles its kernels again; set NUMBA_CACHE_DIR to a "
+                  "folder this user can write")
+    return False
+
+
+CACHING = _choose_cache_location()
+
+
+class _WallClock(_event.Listener):
+    """Wall seconds during which some thread was inside numba events of one kind (nested and
+    overlapping events counted once), and the number of outermost events."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._t0 = 0.0
+        self.seconds = 0.0
+        self.count = 0
+
+    def on_start(self, event):
+        with self._lock:
+            if self._depth == 0:
+                self._t0 = time.perf_counter()
+            self._depth += 1
+
+    def on_end(self, event):
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._t0
+                self.count += 1
+
+
+# Where numba's time goes in this process: every first call of a kernel takes numba's compiler
+# lock (the target's one-time set-up, then a load from the on-disk cache, or a compilation when
+# the cache has none); compilations are also events of their own.  The CLI reports compile time
+# apart from training time, and numba's start-up apart from parsing.
+_LOCK_CLOCK = _WallClock()
+_COMPILE_CLOCK = _WallClock()
+_event.register("numba:compiler_lock", _LOCK_CLOCK)
+_event.register("numba:compile", _COMPILE_CLOCK)
+
+
+def jit_seconds():
+    """(start-up, compiling, kernels compiled) so far in this process: start-up is numba's import,
+    its target set-up and the loads of cached kernels; compiling is the time spent compiling
+    kernels the cache did not have (the first run after an install or a change)."""
+    compiling = _COMPILE_CLOCK.seconds
+    return IMPORT_SECONDS + _LOCK_CLOCK.seconds - compiling, compiling, _COMPILE_CLOCK.count
 
 
 def _skip_blas_probe():
@@ -34,7 +135,7 @@ _skip_blas_probe()
 
 def njit(*args, **kwargs):
     """Serial kernel: nopython, cached on disk, releases the GIL so threads can share the work."""
-    kwargs.setdefault("cache", True)
+    kwargs.setdefault("cache", CACHING)
     kwargs.setdefault("nogil", True)
     return numba.njit(*args, **kwargs)
 
@@ -85,3 +186,6 @@ else:
             return context.get_dummy_value()
 
         return numba.types.void(arr, i), codegen
+
+
+IMPORT_SECONDS = time.perf_counter() - _t_import

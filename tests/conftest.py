@@ -1,4 +1,6 @@
+import contextvars
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +13,65 @@ TESTDATA = ROOT / "tests" / "data"
 SHARED = ROOT.parent / "shared" / "data"
 
 
+# the markers of the test being set up or run (fixtures of any scope included), so that
+# shared_file can insist on the `shared` marker
+_MARKERS = contextvars.ContextVar("markers", default=None)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without ../shared/data beside the clone, the tests marked `shared` are left out
+    (deselected, not skipped one by one) and the run says so in one line."""
+    if SHARED.is_dir():
+        return
+    shared = [it for it in items if it.get_closest_marker("shared")]
+    if shared:
+        items[:] = [it for it in items if not it.get_closest_marker("shared")]
+        config.hook.pytest_deselected(items=shared)
+        config._svmtool_shared_left_out = len(shared)
+
+
+def pytest_report_header(config):
+    if not SHARED.is_dir():
+        return (f"{Path('..', 'shared', 'data')} is not beside this clone: the tests marked "
+                "`shared` (the larger real data sets) are left out")
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = getattr(config, "_svmtool_shared_left_out", 0)
+    if n:
+        terminalreporter.write_line(f"{n} tests marked `shared` left out: "
+                                    f"{Path('..', 'shared', 'data')} is absent")
+
+
+def pytest_runtest_setup(item):
+    _MARKERS.set({m.name for m in item.iter_markers()})
+
+
+def pytest_runtest_teardown(item):
+    _MARKERS.set(None)
+
+
 def shared_file(*parts):
-    """Path of a file in ../shared/data, or skip the test with the reason."""
+    """Path of a file in ../shared/data, or skip the test with the reason.  A test that reads
+    ../shared must carry the `shared` marker (so that `-m "not shared"` leaves it out): one that
+    does not fails here."""
+    markers = _MARKERS.get()
+    if markers is not None and "shared" not in markers:
+        pytest.fail("this test reads ../shared/data but has no @pytest.mark.shared", pytrace=False)
     p = SHARED.joinpath(*parts)
     if not p.exists():
         pytest.skip(f"needs {Path('..', 'shared', 'data', *parts)} beside the clone (absent here)")
     return p
+
+
+def program(name, what=None):
+    """The path of the C program NAME on PATH, or skip the test saying which program is missing
+    (``make test`` installs the anchors: tools/install-anchors.sh)."""
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{what or name} is not on PATH (tools/install-anchors.sh installs it)")
+    return path
 
 
 def run_cli(*args, input=None, cwd=None, env=None):

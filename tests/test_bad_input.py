@@ -1,6 +1,6 @@
-"""The bad-input matrix of the README, row by row, through the installed ``svmtool``: the exit
+"""The bad-input matrix of docs/errors.md, row by row, through the installed ``svmtool``: the exit
 status, the one line on stderr, and (for errors) that nothing was created or changed.  A test also
-checks that the README's matrix lists every row with the same message and status."""
+checks that that matrix lists every row with the same message and status."""
 
 import bz2
 import gzip
@@ -197,13 +197,13 @@ def test_matrix_row(folder, tmp_path, row):
     assert snapshot(folder) == before_folder
 
 
-def test_readme_matrix_lists_every_row():
-    """The README's matrix has one line per row, with its status and message."""
-    text = (ROOT / "README.md").read_text()
+def test_docs_matrix_lists_every_row():
+    """docs/errors.md's matrix has one line per row, with its status and message."""
+    text = (ROOT / "docs" / "errors.md").read_text()
     section = text.split("## Bad input", 1)[1].split("\n## ", 1)[0]
     for name, _, status, message in ROWS:
         line = next((l for l in section.splitlines() if l.startswith(f"| {name} |")), None)
-        assert line is not None, f"README's bad-input matrix has no row {name!r}"
+        assert line is not None, f"docs/errors.md's bad-input matrix has no row {name!r}"
         assert f"| {status} |" in line, line
         if message is not None:
             shown = message.replace("{d}/", "").replace("{d}", "DIR").replace("|", "\\|")

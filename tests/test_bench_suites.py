@@ -117,6 +117,7 @@ def test_end_to_end_commands_read_the_same_text_file(tmp_path):
                                                     "liblinear-train -s 3")
     else:
         assert any("liblinear-train skipped" in n for n in result["notes"])
+        pytest.skip("liblinear-train is not on PATH: the comparison with it was not made")
 
 
 def test_variant_options_reach_the_typed_groups():
@@ -153,7 +154,8 @@ def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
     ours, one = ps["svmtool train -C -s 2"], ps["svmtool train -C -s 2 --threads 1"]
     assert (ours["best C"], ours["CV score"]) == (one["best C"], one["CV score"])
     assert 70.0 < float(ours["CV score"].rstrip("%")) <= 100.0
-    if shutil.which("liblinear-train"):
+    have_ll = shutil.which("liblinear-train") is not None
+    if have_ll:
         import math
         ll = ps["*liblinear-train -C -s 2*"]
         assert abs(math.log2(float(ll["best C"]) / float(ours["best C"]))) <= 3
@@ -174,6 +176,8 @@ def test_study_suites_are_opt_in_and_their_quick_tables_hold_true(tmp_path):
         if r["agreement"] != "-":
             same, total = map(int, r["agreement"].split("/"))
             assert same == total == int(r["test rows"]), r
+    if not have_ll:
+        pytest.skip("liblinear-train is not on PATH: the -C row was not compared with it")
 
 
 def test_interleaved_runs_alternate_after_one_warm_up_each():
@@ -199,3 +203,20 @@ def test_interleaved_runs_alternate_after_one_warm_up_each():
     assert set(out) == {"A", "B"} and [e["runner"] for e in errors] == ["X"]
     raw, first, times = out["B"]
     assert raw == ("B", 9) and len(times) == 3 and first >= 0
+
+
+def test_markdown_keeps_the_hand_written_summary(tmp_path):
+    """BENCHMARKS.md opens with a hand-written table against the C programs: rewriting a suite's
+    section keeps it, right under the title, and keeps the other suites' sections."""
+    from svmtool.bench.suites.runner import merge_markdown
+
+    md = tmp_path / "B.md"
+    md.write_text("# svmtool benchmarks\n\n<!-- summary -->\n| a | b |\n<!-- /summary -->\n\n"
+                  "<!-- suite: x -->\nold x\n<!-- /suite: x -->\n"
+                  "<!-- suite: y -->\nold y\n<!-- /suite: y -->\n")
+    merge_markdown(str(md), {"x": "<!-- suite: x -->\nnew x\n<!-- /suite: x -->\n"}, ["x", "y"])
+    text = md.read_text()
+    assert text.startswith("# svmtool benchmarks\n\n<!-- summary -->\n| a | b |\n"
+                           "<!-- /summary -->\n")
+    assert "new x" in text and "old x" not in text and "old y" in text
+    assert text.index("<!-- /summary -->") < text.index("Every section below")

@@ -78,7 +78,8 @@ def assert_same_model(dist, local, test):
     np.testing.assert_array_equal(dist.predict(dd), local.predict(dl))
 
 
-@pytest.mark.parametrize("data", ["dense", "sparse", "by-rows", "letter"])
+@pytest.mark.parametrize("data", ["dense", "sparse", "by-rows",
+                                  pytest.param("letter", marks=pytest.mark.shared)])
 def test_multiclass_early_model_clusters_are_tasks(cluster, data):
     """--early with more than two classes: one task per cluster (the cluster's rows and class
     indices go to a worker, its local one-vs-one model comes back); the early model of the

@@ -196,6 +196,7 @@ def test_errorrate_is_the_hinge_loss_of_cp():
     np.testing.assert_allclose(table.w, hinge.w, atol=1e-3)
 
 
+@pytest.mark.shared
 def test_svmlight_example1_f1_and_prbep_in_range():
     """svm_perf_learn -c 20 --b 1 -l 1 / -l 3 on SVMlight's example 1: test F1 and PRBEP."""
     import svmtool

@@ -1,4 +1,4 @@
-"""The solver registry is the one description of a solver: the -s help, the README's table and
+"""The solver registry is the one description of a solver: the -s help, docs/solvers.md's table and
 the API's dispatch come from it, and the command line refuses, before reading any data, every
 option or output format the chosen solver cannot use."""
 
@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 HEART = DATA / "heart_scale"
 
 
-def test_readme_solver_table_is_the_registry():
-    """README.md holds exactly the table `python -m svmtool.solvers` prints."""
-    readme = (ROOT / "README.md").read_text()
-    assert markdown_table() in readme, "README's solver table is stale: paste " \
+def test_docs_solver_table_is_the_registry():
+    """docs/solvers.md holds exactly the table `python -m svmtool.solvers` prints."""
+    doc = (ROOT / "docs" / "solvers.md").read_text()
+    assert markdown_table() in doc, "docs/solvers.md's solver table is stale: paste " \
         "`python -m svmtool.solvers` into it"
 
 

@@ -84,6 +84,7 @@ def test_warm_start_from_the_optimum_needs_no_newton_step(heart):
     np.testing.assert_array_equal(again.w, model.w)
 
 
+@pytest.mark.shared
 def test_svr_warm_start_reaches_the_cold_objective():
     """Regression (-s 11) starts from yesterday's regression model: the same objective as a cold
     start in fewer Newton steps; a classifier cannot start it."""

@@ -41,6 +41,7 @@ def _objective(text, C):
     (("svmlight_example1", "train.dat"), ("-z", "r", "-c", "1", "-t", "2", "-g", "0.5")),
     (("abalone", "abalone_scale"), ("-z", "r", "-c", "1")),
 ])
+@pytest.mark.shared
 def test_models_and_objectives_cross_with_svmlight(tmp_path, data, args):
     learn, classify = _programs()
     train = shared_file(*data)

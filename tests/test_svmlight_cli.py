@@ -438,6 +438,7 @@ def test_models_cross_with_svmlight(tmp_path, capsys, args):
     np.testing.assert_allclose(a, b, atol=2e-3 * np.abs(a).max())
 
 
+@pytest.mark.shared
 def test_xi_alpha_estimates_match_svmlight(tmp_path, capsys):
     learn, _ = _svmlight()
     tr = shared_file("svmlight_example1", "train.dat")
@@ -460,3 +461,59 @@ def test_leave_one_out_matches_svmlight(tmp_path, capsys):
     for key in ("error=", "recall=", "precision="):
         pat = "Leave-one-out estimate of the [a-z]+: " + re.escape(key) + r"([0-9.]+)"
         assert number(out, pat) == pytest.approx(number(p.stdout, pat), abs=0.4)
+
+
+# --- regression models: SVMlight's files do not say their task ----------------------------------
+
+def _real_targets(tmp_path):
+    """heart_scale's rows with a real-valued target (its age feature, times 10)."""
+    path = tmp_path / "reg.svm"
+    lines = []
+    for row in HEART.read_text().splitlines():
+        feats = row.split()[1:]
+        age = dict(f.split(":") for f in feats).get("1", "0")
+        lines.append(" ".join([repr(10 * float(age))] + feats[1:]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_untagged_regression_model_predicts_values(tmp_path, capsys):
+    """An SVMlight regression model without svmtool's tag (as svm_learn -z r writes it): predict
+    takes it as a regressor by its real-valued test labels and writes the decision values, the
+    same numbers --decision-values gives; `info` says it could not know the task, and why."""
+    data = _real_targets(tmp_path)
+    model = tmp_path / "m"
+    code, _, err = cli(capsys, "svm_learn", "-z", "r", "-t", 2, "-g", 0.5, data, model)
+    assert code == 0, err
+    text = model.read_text()
+    assert "; svmtool task regression" in text
+    code, out, _ = cli(capsys, "info", "--json", model)
+    assert code == 0 and '"task": "regression"' in out and "svmtool task regression" in out
+    model.write_text(text.replace("; svmtool task regression", ""))
+    code, out, _ = cli(capsys, "info", model)
+    assert code == 0 and "task: unknown" in out and "svm_classify" in out
+    code, _, err = cli(capsys, "predict", data, model, tmp_path / "p")
+    assert code == 0 and "Mean squared error" in err
+    code, _, _ = cli(capsys, "predict", "--decision-values", data, model, tmp_path / "d")
+    assert code == 0
+    values = np.loadtxt(tmp_path / "p")
+    assert len(np.unique(values)) > 100
+    np.testing.assert_array_equal(values, np.loadtxt(tmp_path / "d"))
+    # with +1/-1 test labels the same file is taken as a classifier: labels are written
+    code, _, err = cli(capsys, "predict", HEART, model, tmp_path / "c")
+    assert code == 0 and "Accuracy" in err
+    assert set(np.loadtxt(tmp_path / "c")) <= {1.0, -1.0}
+
+
+def test_svm_learn_regression_model_predicts_svm_classify_values(tmp_path, capsys):
+    """SVMlight's own svm_learn -z r model: svmtool predict writes svm_classify's numbers."""
+    learn, classify = _svmlight()
+    data = _real_targets(tmp_path)
+    model = tmp_path / "theirs"
+    subprocess.run([learn, "-z", "r", str(data), str(model)], check=True, capture_output=True)
+    subprocess.run([classify, str(data), str(model), str(tmp_path / "c")], check=True,
+                   capture_output=True)
+    code, _, err = cli(capsys, "predict", data, model, tmp_path / "p")
+    assert code == 0 and "Mean squared error" in err, err
+    theirs, ours = np.loadtxt(tmp_path / "c"), np.loadtxt(tmp_path / "p")
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6 * np.abs(theirs).max())

@@ -79,6 +79,7 @@ def test_doc_vector_losses_match_train_cp(tmp_path, capsys, loss, name):
         assert read_svmlight_model(model.read_text(), "m").w[-1, 0] == pytest.approx(0, abs=1e-9)
 
 
+@pytest.mark.shared
 def test_learn_then_classify(tmp_path, capsys):
     """svm_perf_learn -c 20 -l 1 -w 3 train.dat model; svm_perf_classify test.dat model pred."""
     tr = shared_file("svmlight_example1", "train.dat")

@@ -52,6 +52,37 @@ def info(ctx, message, local_quiet=False):
         click.echo(message, err=True)
 
 
+def jit_clock():
+    """(numba start-up, compiling) seconds spent so far in this process -- zeros while numba is
+    not loaded (small commands never load it)."""
+    jit = sys.modules.get("svmtool._jit")
+    if jit is None or not hasattr(jit, "IMPORT_SECONDS"):
+        return 0.0, 0.0
+    startup, compiling, _ = jit.jit_seconds()
+    return startup, compiling
+
+
+def jit_since(before):
+    """The numba start-up and compile seconds since BEFORE (a :func:`jit_clock` reading)."""
+    now = jit_clock()
+    return max(now[0] - before[0], 0.0), max(now[1] - before[1], 0.0)
+
+
+def timed_note(seconds, jit, what=None):
+    """'in 0.245 s (WHAT; +0.410 s numba start-up)' -- a span's own seconds, numba's set-up and
+    compilation (``jit``: a :func:`jit_since` result) said apart, the way `read` and `trained`
+    lines print them.  Compilation happens once after an install; the start-up on every run
+    that loads numba."""
+    startup, compiling = jit
+    own = max(seconds - startup - compiling, 0.0)
+    notes = [what] if what else []
+    if compiling >= 0.0005:
+        notes.append(f"+{compiling:.3f} s compiling numba's kernels, once")
+    if startup >= 0.0005:
+        notes.append(f"+{startup:.3f} s numba start-up")
+    return f"in {own:.3f} s" + (f" ({'; '.join(notes)})" if notes else "")
+
+
 quiet_option = click.option("-q", "--quiet", "quiet", is_flag=True, callback=note_quiet,
                             help="Quiet mode: no progress, no report and no warnings on stderr.")
 zero_based_option = click.option("--zero-based", is_flag=True,

@@ -5,7 +5,8 @@ import sys
 
 import click
 
-from svmtool.cli.common import info, quiet_option, show_progress, warn, zero_based_option
+from svmtool.cli.common import (info, jit_clock, jit_since, quiet_option, show_progress,
+                                timed_note, warn, zero_based_option)
 
 CACHE_SUFFIXES = (".cache", ".svmc")
 CSV_SUFFIXES = (".csv", ".tsv")
@@ -114,15 +115,16 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
             not _is_cache_file(input_path):
         return _stream(ctx, input_path, output_path, fmt_out, shards, zero_based,
                        keep_comments, block_mb, quiet)
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     if fmt_in == "csv":
         prob = _read_csv(input_path, label_column, csv_header, delimiter)
     else:
         prob = _read_data(ctx, input_path, zero_based, keep_comments, verify, quiet)
     if not keep_comments:
         prob.comments = None
+    t_read = time.perf_counter() - t0
     info(ctx, f"read {input_path}: {prob.n_rows} rows, {prob.n_features} features, "
-              f"{prob.nnz} non-zeros in {time.perf_counter() - t0:.3f} s", quiet)
+              f"{prob.nnz} non-zeros {timed_note(t_read, jit_since(jit0))}", quiet)
     ranges = None
     if scaling:
         prob, ranges = _scale(ctx, prob, scale_to, scale_y, restore_ranges, quiet)
@@ -271,7 +273,7 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
     from svmtool.io.cache_stream import stream_cache
     from svmtool.io.svmlight import iter_data_chunks
 
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     block = max(1 << 16, int(block_mb * (1 << 20)))
     bar = None
     if show_progress(ctx, quiet):
@@ -304,7 +306,8 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
                 bar.close()
         info(ctx, f"read {input_path}: {facts['n_rows']} rows, {facts['n_features']} features, "
                   f"{facts['nnz']} non-zeros; wrote {'the whole ' if tmp else ''}cache "
-                  f"({facts['bytes']} bytes) in {time.perf_counter() - t0:.3f} s", quiet)
+                  f"({facts['bytes']} bytes) "
+                  f"{timed_note(time.perf_counter() - t0, jit_since(jit0))}", quiet)
         if tmp is not None:
             from svmtool.io.shards import write_shards
 

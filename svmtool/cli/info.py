@@ -33,6 +33,11 @@ def describe(path):
         out["classes"] = len(labels)
         out["labels"] = [float(v) for v in np.asarray(labels).reshape(-1)]
     out["features"] = int(model.nr_feature)
+    svmlight_task = None
+    if fmt == "SVMlight":
+        from svmtool.io.svmlight_model import task_and_reason
+
+        svmlight_task = task_and_reason(model)
     if kind == "LinearModel":
         out["model"] = "linear"
         out["solver_type"] = model.solver_type
@@ -45,6 +50,8 @@ def describe(path):
             out["task"] = "one-class"
         else:
             out["task"] = "classification" if not ranking or labels is not None else "ranking"
+        if svmlight_task is not None:
+            out["task"], out["task_reason"] = svmlight_task
         out["bias"] = float(model.bias)
         w = np.asarray(model.w)
         out["weight_vectors"] = int(w.shape[1])
@@ -62,6 +69,8 @@ def describe(path):
         if model.nr_sv is not None:
             out["support_vectors_per_class"] = [int(v) for v in model.nr_sv]
         out["rho"] = [float(v) for v in model.rho]
+        if svmlight_task is not None:
+            out["task"], out["task_reason"] = svmlight_task
         return out
     out["model"] = "early"
     out["level"] = int(model.level) if not isinstance(model.level, str) else model.level

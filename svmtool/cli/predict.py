@@ -95,6 +95,9 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
         class_labels = model.class_labels
         label_text = np.array([format_label(v) for v in class_labels], dtype=object)
     tally = _Tally(model, unknown_task=task == "unknown")
+    # an SVMlight model that does not say its task is a classifier or a regressor by its test
+    # labels, known only after the last row: its lines wait until then (labels or values)
+    deferred = [] if task == "unknown" and not decision_values and not with_proba else None
     if ranking:
         if model.nr_w != 1:
             raise ParameterError("--ranking needs a model with one weight vector (a ranking, "
@@ -120,6 +123,9 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
                 rank_q.append(None if chunk_qid is None else np.array(chunk_qid))
             if len(scores) == 0:
                 continue
+            if deferred is not None:
+                deferred.append((label_text[index], scores[:, 0].copy()))
+                continue
             if decision_values:
                 lines = [" ".join(map(format_value, row)) for row in scores.tolist()]
             elif with_proba:
@@ -130,6 +136,11 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
                 lines = [format_value(v) for v in predicted.tolist()]
             else:
                 lines = label_text[index].tolist()
+            out.write("\n".join(lines))
+            out.write("\n")
+        for labels, values in deferred or ():
+            lines = [format_value(v) for v in values.tolist()] if tally.as_regression() \
+                else labels.tolist()
             out.write("\n".join(lines))
             out.write("\n")
 
@@ -185,11 +196,15 @@ class _Tally:
             self.index.append(index)
             self.score.append(np.array(self.model.binary_score(scores), dtype=np.float64))
 
+    def as_regression(self):
+        """Whether the model is scored (and its predictions written) as a regressor."""
+        return self.model.is_regression() or (self.unknown_task and self.not_binary)
+
     def report(self):
         if self.unknown_task and self.not_binary:
             return ["Mean squared error = %g (regression: the SVMlight model does not say its "
                     "task and the test labels are not all +1/-1, so its decision values are "
-                    "compared with them; --decision-values writes them)" % self.sums.mse(),
+                    "the predictions, compared with them)" % self.sums.mse(),
                     "Squared correlation coefficient = %g (regression)"
                     % self.sums.squared_correlation()]
         if self.model.is_regression():

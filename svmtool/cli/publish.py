@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import click
 
-from svmtool.cli.common import info, show_progress, warn
+from svmtool.cli.common import info, jit_clock, jit_since, show_progress, timed_note, warn
 from svmtool.cli.train_output import level_report_lines, print_report, progress
 from svmtool.errors import ParameterError
 
@@ -48,12 +48,12 @@ def read_training_data(ctx, job):
         test = load_data(job.test_file, zero_based=job.zero_based)
         params = replace(params, dcsvm=replace(params.dcsvm, test=test,
                                                keep_level_models=spec.reads("dcsvm")))
-    t0 = time.perf_counter()
+    t0, jit0 = time.perf_counter(), jit_clock()
     prob = load_data(job.train_file, zero_based=job.zero_based, threads=params.threads,
                      progress=show_progress(ctx, job.quiet))
     t_read = time.perf_counter() - t0
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
-              f"in {t_read:.3f} s", job.quiet)
+              f"{timed_note(t_read, jit_since(jit0))}", job.quiet)
     if model_format in ("svmlight", "svmperf") and spec.task == "classification":
         import numpy as np
 
@@ -130,12 +130,14 @@ def _publish(ctx, job, rec):
     if rec is not None:
         _record_data(rec, job, prob, t_read)
     callback, bar = progress(ctx, job.quiet, spec.name)
+    jit0 = jit_clock()
     try:
         model = api.train(prob, params, callback=callback, init_model=init_model)
     finally:
         if bar is not None:
             bar.close()
-    print_report(ctx, model, job.quiet)
+    jit = jit_since(jit0)
+    print_report(ctx, model, job.quiet, jit=jit)
     if spec.kind == "kernel" and not job.quiet:
         for line in level_report_lines(model.report):
             click.echo(line, err=True)
@@ -149,6 +151,7 @@ def _publish(ctx, job, rec):
         reasons = [stop_reason(r) for r in model.report["classes"]]
         rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
         rec["times"]["solve"] = model.report["train_time"]
+        rec["times"]["numba_startup"], rec["times"]["numba_compile"] = jit
         if init_model is not None:
             rec["warm_start"] = type(init_model).__name__
     if job.validate_file is not None:

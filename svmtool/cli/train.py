@@ -205,7 +205,7 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--init-model", "init_model", type=click.Path(dir_okay=False), default=None,
               metavar="FILE",
               help="Warm start from this model (e.g. yesterday's): same classes, any order; new "
-                   "features start at 0.  Every solver family (see README, Retraining).")
+                   "features start at 0.  Every solver family (see docs/cron.md).")
 @click.option("--time-limit", "time_limit", type=float, default=None, metavar="SECONDS",
               help="Stop training when this many seconds (from the start, reading included) are "
                    "spent and write the current (OCAS: best) model, with a warning; exit 0.")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from svmtool.cli.common import show_progress, warn
+from svmtool.cli.common import show_progress, timed_note, warn
 
 
 def progress(ctx, quiet, name):
@@ -32,7 +32,7 @@ def progress(ctx, quiet, name):
     return callback, bar
 
 
-def print_report(ctx, model, quiet):
+def print_report(ctx, model, quiet, jit=(0.0, 0.0)):
     """The warnings of every subproblem, then (not with -q) one result line per subproblem."""
     rep = model.report
     for r in rep["classes"]:
@@ -56,7 +56,7 @@ def print_report(ctx, model, quiet):
         if "cg_steps" in r:
             parts.append(f"CG steps {r['cg_steps']}")
         click.echo(": ".join(parts[:1]) + ": " + ", ".join(parts[1:]), err=True)
-    click.echo(f"trained in {rep['train_time']:.3f} s ({rep['solver']})", err=True)
+    click.echo(f"trained {timed_note(rep['train_time'], jit, rep['solver'])}", err=True)
 
 
 def level_report_lines(report):

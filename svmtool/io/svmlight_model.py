@@ -35,13 +35,15 @@ layout) with ``rho = b``.
 
 SVMlight's files do not say whether a model classifies, regresses or ranks.  svmtool writes it
 in the threshold line's comment, which SVMlight's reader skips (it reads the number and ignores
-the rest of the line): ``..., svmtool task regression`` (or ``ranking``), and the labels of a
+the rest of the line): ``..., svmtool task regression`` (or ``classification``, ``ranking``),
+and the labels of a
 classifier trained on labels other than +1 / -1 as ``svmtool labels 2 1`` (the label of a
 decision value > 0 first).  A regression model reads back as a regression model (LinearModel of
 type L2R_L1LOSS_SVR_DUAL, or KernelModel epsilon_svr), a ranking model as a scorer with
 ``report["ranking"]``; a model without the tag (SVMlight's own files) as a classifier with
-``report["task"] == "unknown"``, which ``svmtool predict`` scores by the test labels (see
-:mod:`svmtool.cli.predict`).
+``report["task"] == "unknown"``, which ``svmtool predict`` takes as a classifier while the test
+labels are all +1 / -1 and otherwise as a regressor, writing its decision values as
+svm_classify does (see :mod:`svmtool.cli.predict`); ``svmtool info`` says so.
 """
 
 import numpy as np
@@ -186,9 +188,26 @@ def model_task(model):
     return report.get("task", "classification")
 
 
+# what `svmtool predict` does with an SVMlight model that does not say its task (svm_learn's own
+# files); `svmtool info` prints it
+UNKNOWN_TASK_RULE = ("the SVMlight file does not record its task (svm_learn writes none): "
+                     "predict takes it as a classifier while the test labels are all +1/-1, "
+                     "else as a regressor, and then writes its decision values, as svm_classify")
+
+
+def task_and_reason(model):
+    """(task, why svmtool takes it so) of a model read from an SVMlight/SVMperf file: its task
+    is known only from svmtool's tag, which svmtool's SVMlight writer adds to regression and
+    ranking models (``svmtool svm_learn -z r`` / ``-z p`` among them)."""
+    task = model_task(model)
+    if task == "unknown":
+        return task, UNKNOWN_TASK_RULE
+    return task, f"svmtool's tag '{_TASK_TAG} {task}' in the threshold line's comment"
+
+
 def _task_comment(model):
     task = model_task(model)
-    return "; %s %s" % (_TASK_TAG, task) if task in ("regression", "ranking") else ""
+    return "; %s %s" % (_TASK_TAG, task) if task in TASKS else ""
 
 
 def _task_of(line, name, number):

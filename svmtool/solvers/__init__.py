@@ -9,7 +9,7 @@ it reads, and what model it makes.  Everything that treats solvers differently a
 the API's dispatch (:mod:`svmtool.api`), the fallback step (:mod:`svmtool.solvers.common.train_one`,
 LIBLINEAR's ``train_one``), the out-of-core and dask drivers (:mod:`svmtool.solvers.scale_out`),
 the -C search, the command line's checks and help (``svmtool train -s``'s table,
-:func:`help_table`), the documentation's solver table (``python -m svmtool.solvers``) and
+:func:`help_table`), docs/solvers.md's solver table (``python -m svmtool.solvers``) and
 bench's list of solvers.  Modules are imported only when a solver is used.
 
 A binary solver's fit function (``fit``) is
@@ -22,7 +22,7 @@ entries that say ``sign_labels``); the bias column, if any, is already part of t
 ``params`` is a :class:`svmtool.params.TrainParams`; ``callback(iteration, info_dict)`` is called
 by the Python driver once per outer iteration, never from jitted code.  The other kinds' drivers
 take the whole problem (``driver``).  A fit over rows that are not in memory (``out_of_core``)
-takes a row source of :mod:`svmtool.solvers.scale_out.rows` in place of the three arrays.
+takes a row source of :mod:`svmtool.solvers.scale_out.out_of_core` in place of the three arrays.
 
 Adding a solver is one module and one ``register`` call here (see ARCHITECTURE.md).
 """
@@ -352,7 +352,7 @@ def help_table(width=80):
 
 
 def markdown_table():
-    """The documentation's solver table."""
+    """docs/solvers.md's solver table."""
     lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads |",
              "|---|---|---|---|---|---|---|"]
     for spec in specs():

@@ -1,4 +1,4 @@
-"""``python -m svmtool.solvers``: print the README's solver table from the registry."""
+"""``python -m svmtool.solvers``: print docs/solvers.md's solver table from the registry."""
 from svmtool.solvers import markdown_table
 
 print(markdown_table())

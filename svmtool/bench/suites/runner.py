@@ -116,20 +116,31 @@ Versions at the last write: {versions}.
 """
 
 
+SUMMARY = re.compile(r"<!-- summary -->.*?<!-- /summary -->\n?", re.S)
+
+
 def merge_markdown(path, sections, order):
-    """Write ``path``: the header, then the sections of ``order`` (suite names) -- the new ones
-    from ``sections`` ({name: text}), the others kept from the file as it was."""
+    """Write ``path``: the title, the hand-written summary block of the file as it was (between
+    ``<!-- summary -->`` and ``<!-- /summary -->``: the table against the C programs), the
+    header, then the sections of ``order`` (suite names) -- the new ones from ``sections``
+    ({name: text}), the others kept from the file as it was."""
     from svmtool.bench import harness
 
     old = {}
+    summary = ""
     if os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         for m in re.finditer(r"<!-- suite: ([\w.-]+) -->.*?<!-- /suite: \1 -->\n?", text, re.S):
             old[m.group(1)] = m.group(0)
+        found = SUMMARY.search(text)
+        if found:
+            summary = found.group(0).rstrip() + "\n\n"
     merged = {**old, **sections}
     v = harness.machine_info()["versions"]
     head = HEADER.format(versions=", ".join(f"{k} {x}" for k, x in v.items() if x))
+    title, rest = head.split("\n\n", 1)
+    head = title + "\n\n" + summary + rest
     body = [merged[n].rstrip() + "\n" for n in order if n in merged]
     with open_output(path, "w", encoding="utf-8") as fh:
         fh.write(head + "\n" + "\n".join(body))

@@ -1,0 +1,38 @@
+"""numba's time said apart from svmtool's: `read ... in` and `trained in` lines print their own
+seconds and, beside them, numba's start-up and the compilation of kernels the cache lacked."""
+
+import subprocess
+import sys
+
+from svmtool.cli.common import jit_clock, jit_since, timed_note
+
+
+def test_a_compilation_is_counted_once_and_a_second_call_costs_nothing():
+    from svmtool import _jit
+
+    @_jit.njit(cache=False)
+    def plus_one(x):
+        return x + 1
+
+    before = jit_clock()
+    assert plus_one(1) == 2
+    startup, compiling = jit_since(before)
+    assert compiling > 0.0 and startup >= 0.0
+    again = jit_clock()
+    assert plus_one(2) == 3
+    assert jit_since(again) == (0.0, 0.0)
+
+
+def test_numba_free_process_reads_zeros():
+    code = ("import sys; from svmtool.cli.common import jit_clock; "
+            "assert 'numba' not in sys.modules; print(jit_clock())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "(0.0, 0.0)"
+
+
+def test_the_line_says_each_part():
+    assert timed_note(1.0, (0.0, 0.0)) == "in 1.000 s"
+    assert timed_note(1.0, (0.2, 0.3), "dcd-l2") == (
+        "in 0.500 s (dcd-l2; +0.300 s compiling numba's kernels, once; +0.200 s numba start-up)")
+    assert timed_note(0.1, (0.4, 0.0)) == "in 0.000 s (+0.400 s numba start-up)"
