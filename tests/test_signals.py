@@ -3,6 +3,7 @@ file, the previous file byte-identical; SIGPIPE from a reader that leaves: a qui
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -103,6 +104,28 @@ def test_signal_while_training_keeps_previous_model(tmp_path, sig):
     assert snapshot(tmp_path) == before
 
 
+def test_kill_9_while_training_leaves_the_previous_model(tmp_path):
+    """SIGKILL runs no handler: what keeps the old model is that nothing is written before the
+    model is complete.  Killed once its report line says the data are read (the run would take
+    minutes), svmtool has left the old model byte for byte and no temporary file; only its lock
+    file stays, holding its pid (the kernel released the flock: the next run takes it,
+    tests/test_retrain.py)."""
+    model = tmp_path / "a9a.model"
+    model.write_bytes(OLD)
+    before = snapshot(tmp_path)
+    p = start("train", "-e", "1e-12", "--max-iter", "100000000", "-c", "1000", DATA / "a9a",
+              model, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = p.stderr.readline()
+    assert first.startswith(b"read 32561 examples"), first
+    assert p.poll() is None                   # alive, and past reading: training
+    p.kill()
+    code, _ = _finish(p)
+    assert code == -signal.SIGKILL
+    after = snapshot(tmp_path)
+    assert after.pop(".a9a.model.lock") == ("file", b"%d\n" % p.pid)
+    assert after == before
+
+
 def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, model):
     out = tmp_path / "pred"
     out.write_bytes(OLD)
@@ -121,6 +144,32 @@ def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, mod
     assert code == 143
     assert one_line(err) == "interrupted by SIGTERM"
     assert os.listdir(tmp_path) == ["pred"] and out.read_bytes() == OLD
+
+
+def test_kill_9_while_writing_predictions_leaves_the_previous_file(tmp_path, model):
+    """SIGKILL in the middle of writing (predictions already in the temporary file, the input
+    stalled): the target is still the old file byte for byte, so it was never written in place.
+    The partial temporary stays behind under its hidden name, since nothing runs after SIGKILL
+    to remove it (the catchable signals remove it: the test above)."""
+    out = tmp_path / "pred"
+    out.write_bytes(OLD)
+    p = start("predict", "-q", "--decision-values", "--chunk-bytes", "4096", "-", model, out,
+              stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write((DATA / "a9a").read_bytes()[:400_000])
+    p.stdin.flush()
+
+    def temporaries():
+        return [n for n in os.listdir(tmp_path) if n != "pred"]
+
+    wait_until(lambda: temporaries() and os.path.getsize(tmp_path / temporaries()[0]) > 0)
+    assert p.poll() is None                   # alive, waiting for more input, mid-write
+    p.kill()
+    code, err = _finish(p)
+    assert code == -signal.SIGKILL and err == b""
+    assert out.read_bytes() == OLD
+    left = temporaries()
+    assert len(left) == 1 and re.fullmatch(r"\.pred\.[0-9a-f]{12}\.tmp", left[0]), left
+    assert (tmp_path / left[0]).read_bytes().count(b"\n") > 0     # the predictions so far
 
 
 def test_ignored_hangup_stays_ignored_as_under_nohup(tmp_path):
