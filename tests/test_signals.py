@@ -161,7 +161,10 @@ def test_kill_9_while_writing_predictions_leaves_the_previous_file(tmp_path, mod
     def temporaries():
         return [n for n in os.listdir(tmp_path) if n != "pred"]
 
-    wait_until(lambda: temporaries() and os.path.getsize(tmp_path / temporaries()[0]) > 0)
+    def written():                            # predictions on disk, wherever they went
+        return out.read_bytes() != OLD or any(os.path.getsize(tmp_path / n) for n in temporaries())
+
+    wait_until(written)
     assert p.poll() is None                   # alive, waiting for more input, mid-write
     p.kill()
     code, err = _finish(p)
