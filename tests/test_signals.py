@@ -85,16 +85,23 @@ def test_signal_while_reading_input(tmp_path, model, command, sig):
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("sig", sorted(SIGNALS))
-def test_signal_while_training_keeps_previous_model(tmp_path, sig):
+def _training(tmp_path):
+    """``svmtool train`` over an old ``a9a.model``, a run that would take minutes (tight eps,
+    huge C), once its report line says reading is over: (the process, the folder before)."""
     model = tmp_path / "a9a.model"
     model.write_bytes(OLD)
     before = snapshot(tmp_path)
-    # a run that would take minutes (tight eps, huge C); its report line says reading is over
     p = start("train", "-e", "1e-12", "--max-iter", "100000000", "-c", "1000", DATA / "a9a",
               model, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     first = p.stderr.readline()
     assert first.startswith(b"read 32561 examples"), first
+    assert p.poll() is None                   # alive, and past reading: training
+    return p, before
+
+
+@pytest.mark.parametrize("sig", sorted(SIGNALS))
+def test_signal_while_training_keeps_previous_model(tmp_path, sig):
+    p, before = _training(tmp_path)
     time.sleep(0.3)
     assert p.poll() is None
     p.send_signal(getattr(signal, sig))
@@ -106,18 +113,10 @@ def test_signal_while_training_keeps_previous_model(tmp_path, sig):
 
 def test_kill_9_while_training_leaves_the_previous_model(tmp_path):
     """SIGKILL runs no handler: what keeps the old model is that nothing is written before the
-    model is complete.  Killed once its report line says the data are read (the run would take
-    minutes), svmtool has left the old model byte for byte and no temporary file; only its lock
-    file stays, holding its pid (the kernel released the flock: the next run takes it,
-    tests/test_retrain.py)."""
-    model = tmp_path / "a9a.model"
-    model.write_bytes(OLD)
-    before = snapshot(tmp_path)
-    p = start("train", "-e", "1e-12", "--max-iter", "100000000", "-c", "1000", DATA / "a9a",
-              model, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    first = p.stderr.readline()
-    assert first.startswith(b"read 32561 examples"), first
-    assert p.poll() is None                   # alive, and past reading: training
+    model is complete.  Killed once its report line says the data are read, svmtool has left
+    the old model byte for byte and no temporary file; only its lock file stays, holding its
+    pid (the kernel released the flock: the next run takes it, tests/test_retrain.py)."""
+    p, before = _training(tmp_path)
     p.kill()
     code, _ = _finish(p)
     assert code == -signal.SIGKILL
@@ -126,31 +125,12 @@ def test_kill_9_while_training_leaves_the_previous_model(tmp_path):
     assert after == before
 
 
-def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, model):
-    out = tmp_path / "pred"
-    out.write_bytes(OLD)
-    p = start("predict", "-q", "--decision-values", "--chunk-bytes", "4096", "-", model, out,
-              stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write((DATA / "a9a").read_bytes()[:400_000])
-    p.stdin.flush()
-
-    def partial_file():
-        tmps = [n for n in os.listdir(tmp_path) if n != "pred"]
-        return bool(tmps) and os.path.getsize(tmp_path / tmps[0]) > 0
-
-    wait_until(partial_file)                  # predictions already on disk, in the temp file
-    p.send_signal(signal.SIGTERM)
-    code, err = _finish(p)
-    assert code == 143
-    assert one_line(err) == "interrupted by SIGTERM"
-    assert os.listdir(tmp_path) == ["pred"] and out.read_bytes() == OLD
-
-
-def test_kill_9_while_writing_predictions_leaves_the_previous_file(tmp_path, model):
-    """SIGKILL in the middle of writing (predictions already in the temporary file, the input
-    stalled): the target is still the old file byte for byte, so it was never written in place.
-    The partial temporary stays behind under its hidden name, since nothing runs after SIGKILL
-    to remove it (the catchable signals remove it: the test above)."""
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_signal_while_writing_predictions(tmp_path, model, sig):
+    """Signalled in the middle of writing (predictions already on disk, the input stalled):
+    the target is still the old file byte for byte, so it was never written in place.  SIGTERM
+    removes the partial temporary file; after SIGKILL nothing runs to remove it, and it stays
+    behind under its hidden name."""
     out = tmp_path / "pred"
     out.write_bytes(OLD)
     p = start("predict", "-q", "--decision-values", "--chunk-bytes", "4096", "-", model, out,
@@ -166,10 +146,14 @@ def test_kill_9_while_writing_predictions_leaves_the_previous_file(tmp_path, mod
 
     wait_until(written)
     assert p.poll() is None                   # alive, waiting for more input, mid-write
-    p.kill()
+    p.send_signal(getattr(signal, sig))
     code, err = _finish(p)
-    assert code == -signal.SIGKILL and err == b""
     assert out.read_bytes() == OLD
+    if sig == "SIGTERM":
+        assert code == 143 and one_line(err) == "interrupted by SIGTERM"
+        assert temporaries() == []
+        return
+    assert code == -signal.SIGKILL and err == b""
     left = temporaries()
     assert len(left) == 1 and re.fullmatch(r"\.pred\.[0-9a-f]{12}\.tmp", left[0]), left
     assert (tmp_path / left[0]).read_bytes().count(b"\n") > 0     # the predictions so far
