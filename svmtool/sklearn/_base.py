@@ -28,6 +28,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+import svmtool
 from svmtool import api
 from svmtool.engine.memory import mapped_file
 from svmtool.errors import InputError
@@ -92,7 +93,7 @@ def csr_problem(X, y, qid=None):
 def load_path(path, n_features=None):
     """A data file (svmlight text, a binary cache -- memory-mapped -- or a shard index)."""
     with value_errors():
-        return api.load_data(os.fspath(path), n_features=n_features)
+        return svmtool.load_data(os.fspath(path), n_features=n_features)
 
 
 def with_labels(problem, y, qid=None):

@@ -1,0 +1,64 @@
+"""scikit-learn's own estimator checks (``parametrize_with_checks``) on every estimator of
+svmtool.sklearn, with its defaults and with the parameters that change what it is (another
+solver, probabilities, a precomputed kernel, an early model).  A check an estimator cannot pass
+is listed with its reason by ``svmtool.sklearn.expected_failed_checks`` and runs as an xfail,
+never skipped silently."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn", minversion="1.6",
+                    reason="the estimators need scikit-learn >= 1.6 (pip install svmtool[sklearn])")
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import svmtool.sklearn as S  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ESTIMATORS = [cls() for cls in S.ESTIMATORS] + [
+    S.LinearSVC(solver="ocas", loss="hinge"),
+    S.LinearSVC(loss="f1"),
+    S.LinearSVC(penalty="l1", dual=False),
+    S.LogisticRegression(l1_ratio=1),
+    S.LogisticRegression(dual=True),
+    S.LinearSVR(loss="squared_epsilon_insensitive", dual=False),
+    S.SVC(probability=True),
+    S.SVC(kernel="precomputed"),
+    S.NuSVC(probability=True),
+    S.DCSVC(early=True),
+    S.OneClassSVM(kernel="precomputed"),
+]
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=S.expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_defaults_fail_no_check():
+    """With its defaults no estimator has an expected failure (scikit-learn's LinearSVC and SVC
+    have two, the sample-weight equivalence checks, which need sample_weight)."""
+    assert {type(e).__name__: S.expected_failed_checks(e) for e in
+            (cls() for cls in S.ESTIMATORS) if S.expected_failed_checks(e)} == {}
+
+
+def test_only_the_estimators_and_bench_import_sklearn():
+    """scikit-learn stays an optional extra: only svmtool.sklearn (and bench's anchors) import
+    it, and ``import svmtool`` with the API and the command line never does."""
+    offenders = []
+    for path in (ROOT / "svmtool").rglob("*.py"):
+        rel = path.relative_to(ROOT / "svmtool")
+        if rel.parts[0] in ("sklearn", "bench"):
+            continue
+        text = path.read_text()
+        if "import sklearn" in text or "from sklearn" in text:
+            offenders.append(str(rel))
+    assert offenders == []
+    code = ("import sys, svmtool, svmtool.api, svmtool.cli; "
+            "svmtool.train; print('sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr
