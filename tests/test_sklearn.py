@@ -53,7 +53,8 @@ def multi_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("multi") / "multi.svm"
     with open(path, "w") as f:
         for row, label in zip(X, y):
-            f.write(f"{label} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row)) + "\n")
+            feats = " ".join(f"{j + 1}:{float(v)!r}" for j, v in enumerate(row))
+            f.write(f"{label} {feats}\n")
     return path
 
 
@@ -286,6 +287,16 @@ def c_predict(program, test, model, out, *opts):
     return r
 
 
+def same_probabilities(output, est, X):
+    """A C predictor's ``-b 1`` output (``labels ...`` then label and probabilities per row)
+    holds the estimator's predict_proba, to the digits it prints."""
+    lines = output.read_text().splitlines()
+    order = [float(v) for v in lines[0].split()[1:]]
+    proba = np.loadtxt(lines[1:], ndmin=2)[:, 1:]
+    want = est.predict_proba(X)[:, [list(est.classes_).index(c) for c in order]]
+    np.testing.assert_allclose(proba, want, atol=1e-5)
+
+
 def test_linear_models_round_trip_through_liblinear(tmp_path, multi_file):
     need("liblinear-predict")
     for path in (HEART, multi_file):
@@ -295,11 +306,7 @@ def test_linear_models_round_trip_through_liblinear(tmp_path, multi_file):
             c_predict("liblinear-predict", path, tmp_path / "m", tmp_path / "out")
             assert np.array_equal(np.loadtxt(tmp_path / "out"), est.predict(prob.X))
         c_predict("liblinear-predict", path, tmp_path / "m", tmp_path / "out", "-b", "1")
-        lines = (tmp_path / "out").read_text().splitlines()
-        order = [float(v) for v in lines[0].split()[1:]]
-        proba = np.loadtxt(lines[1:], ndmin=2)[:, 1:]
-        want = est.predict_proba(prob.X)[:, [list(est.classes_).index(c) for c in order]]
-        np.testing.assert_allclose(proba, want, atol=1e-5)
+        same_probabilities(tmp_path / "out", est, prob.X)
     # a model LIBLINEAR's own trainer wrote, loaded as an estimator
     need("liblinear-train")
     subprocess.run(["liblinear-train", "-q", "-s", "2", "-B", "1", str(multi_file),
@@ -321,11 +328,7 @@ def test_kernel_models_round_trip_through_libsvm(tmp_path, multi_file):
     est = S.SVC(gamma=0.1, probability=True).fit(prob.X, prob.y)
     est.save(tmp_path / "p")
     c_predict("svm-predict", multi_file, tmp_path / "p", tmp_path / "out", "-b", "1")
-    lines = (tmp_path / "out").read_text().splitlines()
-    order = [float(v) for v in lines[0].split()[1:]]
-    proba = np.loadtxt(lines[1:], ndmin=2)[:, 1:]
-    want = est.predict_proba(prob.X)[:, [list(est.classes_).index(c) for c in order]]
-    np.testing.assert_allclose(proba, want, atol=1e-5)
+    same_probabilities(tmp_path / "out", est, prob.X)
     need("svm-train")
     subprocess.run(["svm-train", "-q", "-g", "0.1", str(multi_file), str(tmp_path / "c.model")],
                    check=True)

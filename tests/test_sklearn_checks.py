@@ -62,3 +62,33 @@ def test_only_the_estimators_and_bench_import_sklearn():
             "svmtool.train; print('sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_docs_table_is_the_registrys():
+    """docs/python.md's table of estimators is ``python -m svmtool.sklearn``'s output."""
+    docs = (ROOT / "docs" / "python.md").read_text()
+    assert S.markdown_table() in docs
+
+
+def test_solver_choices_come_from_the_registry():
+    """``solver=`` takes exactly the registry solvers the table lists; any other name is one
+    line naming the choices."""
+    from svmtool.sklearn._table import solvers_of
+
+    import numpy as np
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    y = np.array([1, 2, 2, 1])
+    for name in solvers_of("LinearSVC"):
+        if name in ("cp", "ocas", "gca2", "tca", "dcd-l1"):
+            S.LinearSVC(solver=name, loss="hinge").fit(X, y)
+        elif name == "ocas-mc":
+            S.LinearSVC(solver=name, multi_class="crammer_singer").fit(X, y)
+        elif name == "l1r-l2":
+            S.LinearSVC(solver=name, penalty="l1", dual=False).fit(X, y)
+        else:
+            S.LinearSVC(solver=name).fit(X, y)
+    with pytest.raises(ValueError, match="LinearSVC takes dcd-l2"):
+        S.LinearSVC(solver="lr").fit(X, y)
+    with pytest.raises(ValueError, match="unknown solver"):
+        S.LogisticRegression(solver="lbfgs").fit(X, y)

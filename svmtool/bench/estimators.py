@@ -124,9 +124,10 @@ def fit_table(sets, repeat=3, log=None):
                 lines.append(f"| {label} | {setting} | {name} | {_med(walls)} | "
                              f"{cpu[name]:.2f} | {ratio} | {its} | {primal} | {acc} |")
     lines += ["", "CPU s: median process CPU time (all threads) of the timed rounds; ratios "
-              "against the faster scikit-learn runner.  scikit-learn's LinearSVC stops at max_iter=1000 without converging "
-              "where LIBLINEAR's dual CD needs more; svmtool's dcd-l2 then goes on with Newton "
-              "(LIBLINEAR >= 2.40's fallback) to the tolerance: compare the primal column."]
+              "against the faster scikit-learn runner.  scikit-learn's LinearSVC stops at "
+              "max_iter=1000 without converging where LIBLINEAR's dual CD needs more; "
+              "svmtool's dcd-l2 then goes on with Newton (LIBLINEAR >= 2.40's fallback) to the "
+              "tolerance: compare the primal column."]
     return "\n".join(lines)
 
 

@@ -21,4 +21,24 @@ from svmtool.sklearn._ranking import RankSVM
 ESTIMATORS = (LinearSVC, LogisticRegression, LinearSVR, LinearOneClassSVM, SVC, NuSVC, SVR,
               NuSVR, OneClassSVM, DCSVC, RankSVM)
 
-__all__ = [cls.__name__ for cls in ESTIMATORS] + ["ESTIMATORS", "expected_failed_checks", "load"]
+__all__ = [cls.__name__ for cls in ESTIMATORS] + ["ESTIMATORS", "expected_failed_checks", "load",
+                                                  "markdown_table"]
+
+
+def default_solver(cls):
+    """The registry solver an estimator class trains with by default."""
+    return cls()._solver()
+
+
+def markdown_table():
+    """The estimators' table of docs/python.md: what each is, the registry solvers its
+    ``solver=`` takes (:mod:`svmtool.sklearn._table`), its default."""
+    from svmtool.sklearn._table import ESTIMATOR_SOLVERS, solvers_of
+
+    lines = ["| estimator | what | `solver=` (registry names) | default |",
+             "|---|---|---|---|"]
+    for cls in ESTIMATORS:
+        names = ", ".join(f"`{n}`" for n in solvers_of(cls.__name__))
+        lines.append(f"| `{cls.__name__}` | {ESTIMATOR_SOLVERS[cls.__name__][0]} | {names} | "
+                     f"`{default_solver(cls)}` |")
+    return "\n".join(lines)

@@ -43,6 +43,14 @@ MODEL_FORMATS = {
 }
 
 
+def keep_params(est, params):
+    """What scikit-learn's ``__init__`` does: store every parameter as given (``locals()`` of
+    the ``__init__``), validate nothing."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(est, name, value)
+
+
 def is_path(X):
     return isinstance(X, (str, os.PathLike))
 

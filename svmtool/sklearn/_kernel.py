@@ -24,7 +24,8 @@ from svmtool.params import DcsvmParams, KernelParams, LibsvmParams, OneClassPara
 from svmtool.solvers import get_spec
 from svmtool.problem import Problem
 from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, is_path, iterations, \
-    with_labels
+    keep_params, with_labels
+from svmtool.sklearn._table import solvers_of
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
@@ -94,6 +95,9 @@ class KernelEstimator(SvmtoolEstimator):
     """The kernel options and the data transforms of ``kernel="precomputed"``."""
 
     _svm = "c_svc"
+
+    def _solver(self):
+        return self._svm
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -290,22 +294,7 @@ class SVC(KernelClassifier):
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, threads=None):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.threads = threads
+        keep_params(self, locals())
 
     def _train_kwargs(self, problem):
         return {"solver": self._svm, "C": float(self.C), "kernel": self._kernel_params(problem),
@@ -324,21 +313,7 @@ class NuSVC(SVC):
                  shrinking=True, probability=False, tol=1e-3, cache_size=200, verbose=False,
                  max_iter=-1, decision_function_shape="ovr", break_ties=False,
                  random_state=None, threads=None):
-        self.nu = nu
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.probability = probability
-        self.tol = tol
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.threads = threads
+        keep_params(self, locals())
 
     def _train_kwargs(self, problem):
         return {"solver": self._svm, "kernel": self._kernel_params(problem),
@@ -366,34 +341,15 @@ class DCSVC(KernelClassifier):
                  cache_size=200, max_iter=None, decision_function_shape="ovr",
                  break_ties=False, random_state=None, threads=None, warm_start=False,
                  dask=None, verbose=False):
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.class_weight = class_weight
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.early = early
-        self.early_level = early_level
-        self.levels = levels
-        self.clusters = clusters
-        self.sample = sample
-        self.solver = solver
-        self.cache_size = cache_size
-        self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.threads = threads
-        self.warm_start = warm_start
-        self.dask = dask
-        self.verbose = verbose
+        keep_params(self, locals())
+
+    def _solver(self):
+        return self.solver
 
     def _train_kwargs(self, problem):
-        if self.solver not in ("dcsvm", "kernel"):
-            raise ValueError(f"solver must be 'dcsvm' or 'kernel' (got {self.solver!r})")
+        if self.solver not in solvers_of("DCSVC"):
+            raise ValueError(f"solver must be one of {', '.join(solvers_of('DCSVC'))} (got "
+                             f"{self.solver!r})")
         if self.kernel == "precomputed":
             raise ValueError("DCSVC computes its kernel from the rows: no 'precomputed'")
         kw = {"solver": self.solver, "C": float(self.C), "kernel": self._kernel_params(problem),
@@ -434,18 +390,7 @@ class SVR(KernelRegressor):
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
                  threads=None):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.C = C
-        self.epsilon = epsilon
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.threads = threads
+        keep_params(self, locals())
 
     def _train_kwargs(self, problem):
         return {"solver": self._svm, "C": float(self.C), "kernel": self._kernel_params(problem),
@@ -460,18 +405,7 @@ class NuSVR(KernelRegressor):
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
                  threads=None):
-        self.nu = nu
-        self.C = C
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.tol = tol
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.threads = threads
+        keep_params(self, locals())
 
     def _train_kwargs(self, problem):
         return {"solver": self._svm, "C": float(self.C), "kernel": self._kernel_params(problem),
@@ -487,17 +421,7 @@ class OneClassSVM(OutlierMixin, KernelEstimator, BaseEstimator):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, threads=None):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.tol = tol
-        self.nu = nu
-        self.shrinking = shrinking
-        self.cache_size = cache_size
-        self.verbose = verbose
-        self.max_iter = max_iter
-        self.threads = threads
+        keep_params(self, locals())
 
     def fit(self, X, y=None):
         """Train on the rows of ``X`` (``y`` is ignored)."""

@@ -14,7 +14,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, Regressor
 from svmtool.params import BiasRegParams, CuttingPlaneParams, OneClassParams, PERF_LOSSES, \
     SvrParams
 from svmtool.solvers import get_spec
-from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, value_errors, with_labels
+from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, keep_params, value_errors, \
+    with_labels
+from svmtool.sklearn._table import solvers_of
 
 # scikit-learn's loss names -> the registry's
 SVC_LOSSES = {"hinge": "hinge", "squared_hinge": "squared hinge"}
@@ -22,13 +24,14 @@ SVR_LOSSES = {"epsilon_insensitive": "eps-insensitive",
               "squared_epsilon_insensitive": "squared eps-insensitive"}
 
 
-def spec_for(solver, task, losses, what):
-    """The registry entry of ``solver``; ValueError unless it solves ``task`` with one of
-    ``losses`` (registry loss names)."""
+def spec_for(solver, estimator, losses, what):
+    """The registry entry of ``solver``; ValueError unless ``estimator`` (a class name) drives
+    it and its loss is one of ``losses`` (registry loss names)."""
     with value_errors():
         spec = get_spec(solver)
-    if spec.task != task or spec.model_type != "linear" or spec.loss not in losses:
-        raise ValueError(f"solver={solver!r} ({spec.problem}) is not a solver of {what}")
+    if spec.name not in solvers_of(estimator) or spec.loss not in losses:
+        raise ValueError(f"solver={solver!r} ({spec.problem}) is not a solver of {what} "
+                         f"({estimator} takes {', '.join(solvers_of(estimator))})")
     return spec
 
 
@@ -133,25 +136,7 @@ class LinearSVC(LinearClassifier):
                  class_weight=None, verbose=0, random_state=None, max_iter=None, solver=None,
                  k_fraction=0.0, threads=None, warm_start=False, out_of_core=None,
                  memory_budget=None, dask=None):
-        self.penalty = penalty
-        self.loss = loss
-        self.dual = dual
-        self.tol = tol
-        self.C = C
-        self.multi_class = multi_class
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.verbose = verbose
-        self.random_state = random_state
-        self.max_iter = max_iter
-        self.solver = solver
-        self.k_fraction = k_fraction
-        self.threads = threads
-        self.warm_start = warm_start
-        self.out_of_core = out_of_core
-        self.memory_budget = memory_budget
-        self.dask = dask
+        keep_params(self, locals())
 
     def _solver(self):
         if self.loss in PERF_LOSSES:
@@ -165,7 +150,7 @@ class LinearSVC(LinearClassifier):
                              f"(got {self.multi_class!r})")
         if self.multi_class == "crammer_singer":
             solver = self.solver or "ocas-mc"
-            spec = spec_for(solver, "classification", ("crammer-singer",),
+            spec = spec_for(solver, "LinearSVC", ("crammer-singer",),
                             "Crammer and Singer's multi-class SVM")
             return spec.name
         if self.loss not in SVC_LOSSES:
@@ -188,7 +173,7 @@ class LinearSVC(LinearClassifier):
                 raise ValueError(f"penalty={self.penalty!r}, loss={self.loss!r} and "
                                  f"dual={self.dual!r}: no such problem (l1 takes "
                                  f"squared_hinge in the primal)")
-        spec = spec_for(solver, "classification", (SVC_LOSSES[self.loss],),
+        spec = spec_for(solver, "LinearSVC", (SVC_LOSSES[self.loss],),
                         f"the {self.loss} SVM (loss={self.loss!r})")
         if spec.regulariser.lower() != self.penalty:
             raise ValueError(f"solver={solver!r} is {spec.regulariser}-regularised, not "
@@ -217,22 +202,7 @@ class LogisticRegression(LinearClassifier):
                  intercept_scaling=1.0, class_weight=None, random_state=None, solver=None,
                  max_iter=None, verbose=0, warm_start=False, threads=None, out_of_core=None,
                  memory_budget=None, dask=None):
-        self.C = C
-        self.l1_ratio = l1_ratio
-        self.dual = dual
-        self.tol = tol
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.solver = solver
-        self.max_iter = max_iter
-        self.verbose = verbose
-        self.warm_start = warm_start
-        self.threads = threads
-        self.out_of_core = out_of_core
-        self.memory_budget = memory_budget
-        self.dask = dask
+        keep_params(self, locals())
 
     def _solver(self):
         if self.l1_ratio not in (0, 1):
@@ -241,7 +211,7 @@ class LogisticRegression(LinearClassifier):
         solver = self.solver
         if solver is None:
             solver = "l1r-lr" if self.l1_ratio == 1 else ("lr-dual" if self.dual else "lr")
-        spec = spec_for(solver, "classification", ("logistic",), "logistic regression")
+        spec = spec_for(solver, "LogisticRegression", ("logistic",), "logistic regression")
         want = "L1" if self.l1_ratio == 1 else "L2"
         if spec.regulariser != want:
             raise ValueError(f"solver={solver!r} is {spec.regulariser}-regularised, not "
@@ -277,22 +247,7 @@ class LinearSVR(RegressorMixin, LinearModelMixin, BaseEstimator):
                  fit_intercept=True, intercept_scaling=1.0, dual="auto", verbose=0,
                  random_state=None, max_iter=None, solver=None, threads=None,
                  warm_start=False, out_of_core=None, memory_budget=None, dask=None):
-        self.epsilon = epsilon
-        self.tol = tol
-        self.C = C
-        self.loss = loss
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.dual = dual
-        self.verbose = verbose
-        self.random_state = random_state
-        self.max_iter = max_iter
-        self.solver = solver
-        self.threads = threads
-        self.warm_start = warm_start
-        self.out_of_core = out_of_core
-        self.memory_budget = memory_budget
-        self.dask = dask
+        keep_params(self, locals())
 
     def _solver(self):
         if self.loss not in SVR_LOSSES:
@@ -306,7 +261,7 @@ class LinearSVR(RegressorMixin, LinearModelMixin, BaseEstimator):
                 solver = "svr-l1-dual"
             else:
                 solver = "svr-l2" if self.dual is False else "svr-l2-dual"
-        return spec_for(solver, "regression", (SVR_LOSSES[self.loss],),
+        return spec_for(solver, "LinearSVR", (SVR_LOSSES[self.loss],),
                         f"{self.loss} regression").name
 
     def fit(self, X, y=None, *, init_model=None):
@@ -332,19 +287,17 @@ class LinearOneClassSVM(OutlierMixin, LinearModelMixin, BaseEstimator):
 
     def __init__(self, *, nu=0.5, tol=None, max_iter=None, verbose=0, random_state=None,
                  threads=None):
-        self.nu = nu
-        self.tol = tol
-        self.max_iter = max_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.threads = threads
+        keep_params(self, locals())
 
     def fit(self, X, y=None):
         """Train on the rows of ``X`` (``y`` is ignored)."""
         problem = self._unsupervised_problem(X)
-        kwargs = dict(self._common_kwargs(), solver="one-class",
+        kwargs = dict(self._common_kwargs(), solver=self._solver(),
                       oneclass=OneClassParams(nu=float(self.nu)))
         return self._fit_linear(problem, kwargs, None, None)
+
+    def _solver(self):
+        return "one-class"
 
     @property
     def intercept_(self):

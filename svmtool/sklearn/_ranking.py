@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from svmtool.ops.metrics import roc_auc
-from svmtool.sklearn._base import SvmtoolEstimator
+from svmtool.sklearn._base import SvmtoolEstimator, keep_params
 
 
 def pairwise_accuracy(y, scores, qid=None):
@@ -46,16 +46,7 @@ class RankSVM(SvmtoolEstimator, BaseEstimator):
     def __init__(self, *, C=1.0, tol=None, max_iter=None, verbose=0, random_state=None,
                  threads=None, warm_start=False, out_of_core=None, memory_budget=None,
                  dask=None):
-        self.C = C
-        self.tol = tol
-        self.max_iter = max_iter
-        self.verbose = verbose
-        self.random_state = random_state
-        self.threads = threads
-        self.warm_start = warm_start
-        self.out_of_core = out_of_core
-        self.memory_budget = memory_budget
-        self.dask = dask
+        keep_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -69,10 +60,13 @@ class RankSVM(SvmtoolEstimator, BaseEstimator):
 
         previous = self._previous()
         problem, _ = self._training_problem(X, y, qid=qid, y_numeric=True)
-        kwargs = dict(self._common_kwargs(), solver="ordinal", C=float(self.C))
-        start, _ = self._start_model(init_model, previous, get_spec("ordinal"))
+        kwargs = dict(self._common_kwargs(), solver=self._solver(), C=float(self.C))
+        start, _ = self._start_model(init_model, previous, get_spec(self._solver()))
         self._model = self._train(problem, kwargs, start)
         return self
+
+    def _solver(self):
+        return "ordinal"
 
     @property
     def coef_(self):
