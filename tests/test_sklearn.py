@@ -368,6 +368,10 @@ def test_fit_on_a_path_a_cache_and_arrays_alike(tmp_path):
         assert np.array_equal(m.intercept_, models[0].intercept_)
     assert np.array_equal(models[1].decision_function(str(HEART)),
                           models[0].decision_function(prob.X))
+    # labels given beside a path replace the file's
+    flipped = S.LinearSVC().fit(tmp_path / "h.cache", np.where(prob.y > 0, "no", "yes"))
+    assert list(flipped.classes_) == ["no", "yes"]
+    assert np.array_equal(flipped.predict(prob.X) == "yes", models[0].predict(prob.X) < 0)
 
 
 def test_out_of_core_above_the_memory_budget(tmp_path):

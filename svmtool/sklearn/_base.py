@@ -119,13 +119,17 @@ def report_classes(model):
 
 
 def iterations(model):
-    """Outer iterations of every subproblem (one-vs-rest class, pair, or the one problem)."""
-    its = [int(r.get("iterations", 0)) for r in report_classes(model)]
+    """Outer iterations of every subproblem (one-vs-rest class, pair, or the one problem); a
+    dual solver that went on in the primal at its cap (LIBLINEAR's fallback) counts both."""
+    its = [int(r.get("iterations", 0)) + int(r.get("dual_iterations", 0) or 0)
+           for r in report_classes(model)]
     return np.asarray(its if its else [0], dtype=np.int64)
 
 
 class SvmtoolEstimator:
-    """The machinery of every estimator here; subclasses give ``_train_kwargs``."""
+    """The machinery of every estimator here: data in, the common options, training through
+    ``api.train``, warm starts, the report, model files.  Subclasses hold their parameters
+    (scikit-learn's ``__init__``), ``fit`` and the decision functions."""
 
     # ---- scikit-learn's contract ---------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -286,7 +290,7 @@ class ClassifierCodes:
     def _encode_labels(self, y, problem=None):
         """Set ``classes_`` from ``y``; return the codes the model is trained on (float64), or
         None when ``y`` are the codes already (a file labelled -1/+1, or 0..K-1)."""
-        if problem is not None and mapped_file(problem.y):
+        if problem is not None and y is problem.y and mapped_file(y):
             # a memory-mapped label vector: grouped in chunks, a byte a row, not sorted whole
             labels = np.sort(class_labels(problem.y)[0])
             self.classes_ = labels
