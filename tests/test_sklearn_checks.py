@@ -92,3 +92,14 @@ def test_solver_choices_come_from_the_registry():
         S.LinearSVC(solver="lr").fit(X, y)
     with pytest.raises(ValueError, match="unknown solver"):
         S.LogisticRegression(solver="lbfgs").fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", [S.LinearSVC(), S.LogisticRegression(),
+                                       S.LinearSVC(solver="ocas", loss="hinge")], ids=repr)
+def test_balanced_class_weight_of_the_linear_classifiers(estimator):
+    """The check scikit-learn runs on its LinearClassifierMixin estimators only:
+    class_weight="balanced" gives the model of the weights n / (classes * count) given by
+    hand."""
+    from sklearn.utils.estimator_checks import check_class_weight_balanced_linear_classifier
+
+    check_class_weight_balanced_linear_classifier(type(estimator).__name__, estimator)
