@@ -97,6 +97,16 @@ def test_expansion_in_chunks_matches_numpy():
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+def test_expansion_over_no_support_vector_is_zero():
+    """A model without support vectors (a cross-validation fold of nu-SVC's -b 1 can give one)
+    scores every row 0, for a vector or a matrix of coefficients."""
+    X = Rows.of(sp.csr_matrix(np.arange(12, dtype=float).reshape(4, 3)))
+    k = Kernel(2, 0.5, 0.0, 3, 0.0)
+    none = np.zeros(0, dtype=np.int64)
+    assert np.array_equal(kernel_expansion(X, np.arange(4), X, none, np.zeros(0), k), np.zeros(4))
+    assert kernel_expansion(X, np.arange(4), X, none, np.zeros((0, 2)), k).shape == (4, 2)
+
+
 def test_row_sq_norms():
     rng = np.random.default_rng(1)
     A = random_csr(rng, 30, 20, 0.4)

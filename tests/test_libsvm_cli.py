@@ -222,6 +222,7 @@ def test_precomputed_kernel(capfd, heart, tmp_path):
         assert abs(a - b) <= 1e-3 * abs(b)
     text = model.read_text()
     assert "kernel_type precomputed" in text and re.search(r"\n\S+ 0:\d+ \n", text)
+    assert f"\ntotal_sv {ref.get_nr_sv()}\n" in text          # LIBSVM's support vectors
     code, pout, err = ours(capfd, "svm-predict", path, model, tmp_path / "o")
     assert code == 0, err
     pred, _, _ = svmutil.svm_predict(y, x, svmutil.svm_load_model(str(model)), "-q")

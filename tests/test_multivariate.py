@@ -3,16 +3,20 @@ svmtool.solvers.cutting_plane.multivariate and its jitted sweep).
 
 Truths used: brute force over every labeling of a tiny training set (the most violated
 constraint), brute force over every ranking (ROC area), the structural QP with all its
-constraints solved by scipy's SLSQP (the optimum), and ``-s cp`` itself (error rate is its hinge
-loss).  SVMperf's own binaries are not used here (see README: SVMperf's command line).
+constraints solved by scipy's SLSQP (the optimum), ``-s cp`` itself (error rate is its hinge
+loss), the objective and the F1/PRBEP of a model recomputed from the definitions
+(tests/perf_truth.py), and SVMperf 3.00's own programs when they are on PATH (SVMperf is in no
+package registry: without them that test skips).
 """
 
 import itertools
+import re
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import perf_truth
 from conftest import shared_file
 from svmtool.engine.passes_cp import CPOracle
 from svmtool.params import CuttingPlaneParams, TrainParams
@@ -23,9 +27,7 @@ from svmtool.solvers.cutting_plane.ordinal import PairRisk
 TABLE = ("f1", "errorrate", "prbep", "prec@k", "rec@k")
 
 
-def labelings(n):
-    for bits in itertools.product((-1.0, 1.0), repeat=n):
-        yield np.array(bits)
+labelings = perf_truth.labelings
 
 
 def brute_best(y, z, loss, k):
@@ -125,8 +127,6 @@ def test_rocarea_cut_is_the_maximum_over_rankings():
 def structural_optimum(X, y, C, loss, k):
     """min 1/2 w'w + C n xi  s.t.  xi >= Delta(ybar) - 1/n sum_flipped y_i x_i'w  (every
     labeling the loss allows; ROC area: every ranking)."""
-    from scipy.optimize import minimize
-
     n, d = X.shape
     rows = []
     if loss == "rocarea":
@@ -147,17 +147,8 @@ def structural_optimum(X, y, C, loss, k):
                 continue
             flip = ybar != y
             rows.append((r[1], (y[flip, None] * X[flip]).sum(axis=0) / n))
-    D = np.array([r[0] for r in rows])
-    G = np.array([r[1] for r in rows])
-    cons = {"type": "ineq", "fun": lambda u: u[d] - D + G @ u[:d],
-            "jac": lambda u: np.hstack([G, np.ones((len(D), 1))])}
-    res = minimize(lambda u: 0.5 * u[:d] @ u[:d] + C * n * u[d], np.zeros(d + 1),
-                   jac=lambda u: np.append(u[:d], C * n), constraints=[cons],
-                   method="SLSQP", options={"ftol": 1e-13, "maxiter": 1000})
-    # SLSQP may stop on its line search at this precision: take its w and the exact slack of
-    # that w, an upper bound on the optimum whatever SLSQP's status
-    w = res.x[:d]
-    return 0.5 * w @ w + C * n * max(0.0, float(np.max(D - G @ w)))
+    return perf_truth.qp_optimum(np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
+                                 C, n)
 
 
 @pytest.mark.parametrize("loss", ("f1", "prbep", "prec@k", "rec@k", "rocarea", "errorrate"))
@@ -196,24 +187,85 @@ def test_errorrate_is_the_hinge_loss_of_cp():
     np.testing.assert_allclose(table.w, hinge.w, atol=1e-3)
 
 
-@pytest.mark.shared
-def test_svmlight_example1_f1_and_prbep_in_range():
-    """svm_perf_learn -c 20 --b 1 -l 1 / -l 3 on SVMlight's example 1: test F1 and PRBEP."""
+@pytest.mark.parametrize("loss", ("f1", "prbep"))
+def test_xi_sweep_is_the_maximum_over_labelings(loss):
+    """perf_truth's sweep (the truth of the tests below) against every labeling."""
+    rng = np.random.default_rng(4)
+    for trial in range(40):
+        n = int(rng.integers(2, 10))
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        y[0], y[1] = 1.0, -1.0
+        z = rng.integers(-2, 3, n).astype(float) if trial % 3 == 0 else rng.normal(size=n)
+        assert perf_truth.xi_sweep(loss, y, z) == pytest.approx(
+            perf_truth.xi_enumerated(loss, y, z), abs=1e-12)
+
+
+def _rows(path, model):
+    """(the data, X with the bias column, y as +1 for the model's first label, -1 the other)."""
+    from svmtool.io.svmlight import load_data
+
+    p = load_data(path)
+    nf = model.w.shape[0] - 1                  # the last weight is the bias column's
+    X = sp.csr_matrix((p.data, p.indices, p.indptr), shape=(p.n_rows, max(nf, p.n_features)))
+    X = sp.hstack([X[:, :nf], np.ones((p.n_rows, 1))]).tocsr()
+    return p, X, np.where(p.y == model.labels[0], 1.0, -1.0)
+
+
+def _train(path, loss, eps):
+    """``svm_perf_learn -c 20 --b 1 -l 1|3 -e 100*eps``'s problem through the API."""
     import svmtool
     from svmtool.io.svmlight import load_data
-    from svmtool.ops.perf_measures import perf_measures
 
-    tr = load_data(shared_file("svmlight_example1", "train.dat"))
-    te = load_data(shared_file("svmlight_example1", "test.dat"))
+    tr = load_data(path)
     C = 20 * 100 / tr.n_rows
-    got = {}
-    for loss in ("f1", "prbep"):
-        model = svmtool.train(tr, TrainParams(solver="cp", C=C, bias=1.0, eps=0.001,
-                                              cp=CuttingPlaneParams(loss=loss)))
-        _, s = svmtool.predict(model, te)
-        got[loss] = perf_measures(te.y, s[:, 0])
-    assert 95.0 <= got["f1"]["f1"] <= 99.5
-    assert 95.0 <= got["prbep"]["prbep"] <= 99.5
+    model = svmtool.train(tr, TrainParams(solver="cp", C=C, bias=1.0, eps=eps,
+                                          cp=CuttingPlaneParams(loss=loss)))
+    return model, C
+
+
+@pytest.mark.parametrize("loss", ("f1", "prbep"))
+def test_f1_and_prbep_models_are_certified(loss):
+    """heart_scale with SVMperf's -c 20 --b 1 -e 0.1: F(w) of the model's w, recomputed from
+    the definitions (perf_truth), is the primal value svmtool reports and within eps C n of its
+    lower bound; and the model's own F1 (PRBEP) on its training rows is at least 100 (1 - xi):
+    the labeling it predicts is one of the labelings xi is the maximum over."""
+    from conftest import DATA
+
+    model, C = _train(DATA / "heart_scale", loss, 0.001)
+    rep = model.report["classes"][0]
+    _, X, y = _rows(DATA / "heart_scale", model)
+    w = model.w[:, 0]
+    F, xi = perf_truth.objective(loss, X, y, w, C)
+    assert F == pytest.approx(rep["primal"], rel=1e-9)
+    assert rep["dual"] <= F <= rep["dual"] + 0.001 * C * len(y) + 1e-9
+    measure = perf_truth.f1_percent if loss == "f1" else perf_truth.prbep_percent
+    assert measure(y, X @ w) >= 100 * (1 - xi) - 1e-9
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("loss", ("f1", "prbep"))
+def test_svmlight_example1_f1_and_prbep_agree_with_svmperf(tmp_path, loss):
+    """SVMLight's example 1, svm_perf_learn -c 20 -w 3 --b 1 -l 1 / -l 3 (-e 0.1) and the same
+    problem through the API: the two tools' [lower bound, primal] intervals meet, and their
+    test-set F1 (PRBEP) agree within half a point (three of the 600 test rows)."""
+    from svmtool import predict
+
+    perf_truth.svmperf()
+    tr = shared_file("svmlight_example1", "train.dat")
+    te = shared_file("svmlight_example1", "test.dat")
+    model, _ = _train(tr, loss, 0.001)
+    rep = model.report["classes"][0]
+    out, theirs = perf_truth.svmperf_run(
+        tr, te, ["-c", 20, "-w", 3, "--b", 1, "-l", 1 if loss == "f1" else 3, "-e", 0.1],
+        tmp_path)
+    dval = float(re.search(r"dval=([-0-9.]+)", out).group(1))
+    pval = float(re.search(r"pval=([-0-9.]+)", out).group(1))
+    assert max(rep["dual"], dval) <= min(rep["primal"], pval) + 1e-5
+    test, X, y = _rows(te, model)
+    measure = perf_truth.f1_percent if loss == "f1" else perf_truth.prbep_percent
+    ours = measure(y, predict(model, test)[1][:, 0])
+    assert ours == pytest.approx(measure(y, X @ model.w[:, 0]), abs=1e-9)
+    assert abs(ours - measure(y, theirs)) <= 0.5, (ours, measure(y, theirs))
 
 
 def test_option_checks():

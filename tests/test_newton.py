@@ -68,10 +68,48 @@ def test_oracle_products_match_scipy(threads, blocks):
     np.testing.assert_allclose(orc.rmatvec(v), X.T @ v, rtol=1e-13, atol=1e-12)
 
 
-def test_split_rows_balances_nnz_and_covers_all_rows():
-    indptr = np.array([0, 10, 10, 11, 30, 31, 32, 60], dtype=np.int64)
-    b = split_rows(indptr, 3)
-    assert b[0] == 0 and b[-1] == 7 and np.all(np.diff(b) >= 0)
+def check_balanced(indptr, bounds, n_blocks):
+    """``bounds`` cut the rows into ``n_blocks`` contiguous blocks covering every row once, each
+    holding total/n_blocks stored values give or take less than the largest row: a block ends
+    at the first row boundary at or past its share (a row is never split)."""
+    n = len(indptr) - 1
+    assert len(bounds) == n_blocks + 1 and bounds[0] == 0 and bounds[-1] == n
+    assert np.all(np.diff(bounds) >= 0)
+    per_block = np.diff(indptr[bounds])
+    largest_row = int(np.max(np.diff(indptr)))
+    share = (indptr[-1] - indptr[0]) / n_blocks
+    assert np.all(np.abs(per_block - share) < largest_row), (per_block, share, largest_row)
+
+
+def _ramp_rows(n=3000, seed=0):
+    """Row lengths growing from 0 to 23 (empty rows at the start), shuffled within tens: an
+    equal split of the rows is far from an equal split of the values."""
+    lengths = (np.arange(n) * 24) // n
+    rng = np.random.default_rng(seed)
+    for s in range(0, n, 10):
+        rng.shuffle(lengths[s:s + 10])
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 3, 4, 7, 8, 64])
+def test_split_rows_balances_nnz_and_covers_all_rows(n_blocks):
+    indptr = _ramp_rows()
+    check_balanced(indptr, split_rows(indptr, n_blocks), n_blocks)
+    # an offset indptr (a slice of a larger matrix) splits the same way
+    check_balanced(indptr + 1000, split_rows(indptr + 1000, n_blocks), n_blocks)
+    rng = np.random.default_rng(n_blocks)
+    lumpy = np.concatenate([[0], np.cumsum(rng.integers(0, 60, 500))]).astype(np.int64)
+    check_balanced(lumpy, split_rows(lumpy, n_blocks), n_blocks)
+
+
+def test_the_balance_check_refuses_bad_splits():
+    """The data above tell a bad split apart: all rows in the last block (the [0, 0, 0, n] that
+    the old test let through) and equal row counts both fail the check."""
+    indptr = _ramp_rows()
+    n = len(indptr) - 1
+    for bad in ([0, 0, 0, n], [0, n // 3, 2 * n // 3, n]):
+        with pytest.raises(AssertionError):
+            check_balanced(indptr, np.array(bad), 3)
 
 
 def test_oracle_single_thread_sums_in_storage_order():

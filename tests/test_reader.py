@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.datasets import load_svmlight_file
 
-from conftest import DATA, SHARED, TESTDATA, shared_file
+from conftest import DATA, TESTDATA, shared_file
 from svmtool.errors import DataFormatError
 from svmtool.io import svmlight as _reader
 from svmtool.io.svmlight import iter_svmlight_chunks
@@ -52,17 +52,15 @@ def test_quirks_file():
     assert p.n_features == 4
 
 
-def test_empty_rows_are_kept():
-    p = load_svmlight(b_path := TESTDATA / "good" / "quirks.svm")
+def test_empty_rows_are_kept(tmp_path):
+    p = load_svmlight(TESTDATA / "good" / "quirks.svm")
     assert p.n_rows == 4
-    path = TESTDATA / "empty_rows.svm"
+    path = tmp_path / "empty_rows.svm"
     path.write_text("1\n-1 3:2\n1\n")
-    try:
-        q = load_svmlight(path)
-        np.testing.assert_array_equal(q.indptr, [0, 0, 1, 1])
-        assert q.n_features == 3
-    finally:
-        path.unlink()
+    q = load_svmlight(path)
+    np.testing.assert_array_equal(q.indptr, [0, 0, 1, 1])
+    np.testing.assert_array_equal(q.y, [1, -1, 1])
+    assert q.n_rows == 3 and q.n_features == 3
 
 
 BAD = {

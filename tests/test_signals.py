@@ -3,6 +3,7 @@ file, the previous file byte-identical; SIGPIPE from a reader that leaves: a qui
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,16 +85,23 @@ def test_signal_while_reading_input(tmp_path, model, command, sig):
     assert snapshot(tmp_path) == before
 
 
-@pytest.mark.parametrize("sig", sorted(SIGNALS))
-def test_signal_while_training_keeps_previous_model(tmp_path, sig):
+def _training(tmp_path):
+    """``svmtool train`` over an old ``a9a.model``, a run that would take minutes (tight eps,
+    huge C), once its report line says reading is over: (the process, the folder before)."""
     model = tmp_path / "a9a.model"
     model.write_bytes(OLD)
     before = snapshot(tmp_path)
-    # a run that would take minutes (tight eps, huge C); its report line says reading is over
     p = start("train", "-e", "1e-12", "--max-iter", "100000000", "-c", "1000", DATA / "a9a",
               model, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     first = p.stderr.readline()
     assert first.startswith(b"read 32561 examples"), first
+    assert p.poll() is None                   # alive, and past reading: training
+    return p, before
+
+
+@pytest.mark.parametrize("sig", sorted(SIGNALS))
+def test_signal_while_training_keeps_previous_model(tmp_path, sig):
+    p, before = _training(tmp_path)
     time.sleep(0.3)
     assert p.poll() is None
     p.send_signal(getattr(signal, sig))
@@ -103,7 +111,26 @@ def test_signal_while_training_keeps_previous_model(tmp_path, sig):
     assert snapshot(tmp_path) == before
 
 
-def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, model):
+def test_kill_9_while_training_leaves_the_previous_model(tmp_path):
+    """SIGKILL runs no handler: what keeps the old model is that nothing is written before the
+    model is complete.  Killed once its report line says the data are read, svmtool has left
+    the old model byte for byte and no temporary file; only its lock file stays, holding its
+    pid (the kernel released the flock: the next run takes it, tests/test_retrain.py)."""
+    p, before = _training(tmp_path)
+    p.kill()
+    code, _ = _finish(p)
+    assert code == -signal.SIGKILL
+    after = snapshot(tmp_path)
+    assert after.pop(".a9a.model.lock") == ("file", b"%d\n" % p.pid)
+    assert after == before
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_signal_while_writing_predictions(tmp_path, model, sig):
+    """Signalled in the middle of writing (predictions already on disk, the input stalled):
+    the target is still the old file byte for byte, so it was never written in place.  SIGTERM
+    removes the partial temporary file; after SIGKILL nothing runs to remove it, and it stays
+    behind under its hidden name."""
     out = tmp_path / "pred"
     out.write_bytes(OLD)
     p = start("predict", "-q", "--decision-values", "--chunk-bytes", "4096", "-", model, out,
@@ -111,16 +138,25 @@ def test_signal_while_writing_predictions_removes_the_partial_file(tmp_path, mod
     p.stdin.write((DATA / "a9a").read_bytes()[:400_000])
     p.stdin.flush()
 
-    def partial_file():
-        tmps = [n for n in os.listdir(tmp_path) if n != "pred"]
-        return bool(tmps) and os.path.getsize(tmp_path / tmps[0]) > 0
+    def temporaries():
+        return [n for n in os.listdir(tmp_path) if n != "pred"]
 
-    wait_until(partial_file)                  # predictions already on disk, in the temp file
-    p.send_signal(signal.SIGTERM)
+    def written():                            # predictions on disk, wherever they went
+        return out.read_bytes() != OLD or any(os.path.getsize(tmp_path / n) for n in temporaries())
+
+    wait_until(written)
+    assert p.poll() is None                   # alive, waiting for more input, mid-write
+    p.send_signal(getattr(signal, sig))
     code, err = _finish(p)
-    assert code == 143
-    assert one_line(err) == "interrupted by SIGTERM"
-    assert os.listdir(tmp_path) == ["pred"] and out.read_bytes() == OLD
+    assert out.read_bytes() == OLD
+    if sig == "SIGTERM":
+        assert code == 143 and one_line(err) == "interrupted by SIGTERM"
+        assert temporaries() == []
+        return
+    assert code == -signal.SIGKILL and err == b""
+    left = temporaries()
+    assert len(left) == 1 and re.fullmatch(r"\.pred\.[0-9a-f]{12}\.tmp", left[0]), left
+    assert (tmp_path / left[0]).read_bytes().count(b"\n") > 0     # the predictions so far
 
 
 def test_ignored_hangup_stays_ignored_as_under_nohup(tmp_path):

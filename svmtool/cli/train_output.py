@@ -32,7 +32,7 @@ def progress(ctx, quiet, name):
     return callback, bar
 
 
-def print_report(ctx, model, quiet, jit=(0.0, 0.0)):
+def print_report(ctx, model, quiet, jit=(0.0, 0.0), seconds=None):
     """The warnings of every subproblem, then (not with -q) one result line per subproblem."""
     rep = model.report
     for r in rep["classes"]:
@@ -56,7 +56,8 @@ def print_report(ctx, model, quiet, jit=(0.0, 0.0)):
         if "cg_steps" in r:
             parts.append(f"CG steps {r['cg_steps']}")
         click.echo(": ".join(parts[:1]) + ": " + ", ".join(parts[1:]), err=True)
-    click.echo(f"trained {timed_note(rep['train_time'], jit, rep['solver'])}", err=True)
+    spent = rep["train_time"] if seconds is None else seconds
+    click.echo(f"trained {timed_note(spent, jit, rep['solver'])}", err=True)
 
 
 def level_report_lines(report):

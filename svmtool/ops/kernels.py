@@ -537,7 +537,7 @@ def kernel_expansion(A, rows_a, B, rows_b, coef, kernel: Kernel, threads=None, m
     rows_b = np.ascontiguousarray(rows_b, dtype=np.int64)
     coef = np.asarray(coef, dtype=np.float64)
     vec = coef.ndim == 1
-    c2 = coef.reshape(len(rows_b), -1)
+    c2 = coef.reshape(-1, 1) if vec else coef        # (no support vector: (0, 1), not -1)
     out = np.zeros((len(rows_a), c2.shape[1]), dtype=np.float64)
     if len(rows_b) == 0 or len(rows_a) == 0:
         return out[:, 0] if vec else out

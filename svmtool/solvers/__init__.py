@@ -46,6 +46,7 @@ class SolverSpec:
     task: str = "classification"  # classification | ranking | regression | one-class
     loss: str = "hinge"           # hinge | squared hinge | logistic | crammer-singer | pairwise
                                   # hinge | eps-insensitive | squared eps-insensitive
+    regulariser: str = "L2"       # L2 | L1 (the scikit-learn estimators' penalty)
     eps_means: str = ""           # short: what -e measures
     default_eps: float = 0.1
     # -- how the API drives it -----------------------------------------------------------------
@@ -162,13 +163,13 @@ register(SolverSpec(
     fit=_S + "primal_cd.l1r_svc:fit", default_eps=0.01,
     problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
     eps_means="relative subgradient 1-norm", loss="squared hinge",
-    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
 register(SolverSpec(
     name="l1r-lr", liblinear_id=6, liblinear_type="L1R_LR",
     fit=_S + "primal_cd.l1r_lr:fit", default_eps=0.01,
     problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
     eps_means="relative subgradient 1-norm", loss="logistic",
-    options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
 
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------

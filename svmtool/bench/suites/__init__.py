@@ -8,6 +8,8 @@ programs.py  end-to-end (default): svmtool train against the C programs, whole c
 reading.py   io (default), io-all: reading and writing throughput
 studies.py   param-search, ocas-split, dcsvm-levels, predict: tables of their own
              (svmtool.bench.studies), each case a ``Case(table=...)``
+estimators.py  sklearn: svmtool.sklearn's estimators against scikit-learn's
+             (svmtool.bench.estimators)
 runner.py    running a suite, its markdown section, merging sections into BENCHMARKS.md
 
 Adding a suite: a ``register(Suite(...))`` in the module of its family (or a new module imported
@@ -18,6 +20,7 @@ the registry, its options as :class:`svmtool.bench.anchors.Variant`.
 # the suites register on import, in this order (that of --list-suites and of BENCHMARKS.md)
 from svmtool.bench.suites import linear  # noqa: F401  (isort: skip)
 from svmtool.bench.suites import kernel, programs, reading, studies  # noqa: F401
+from svmtool.bench.suites import estimators  # noqa: F401
 from svmtool.bench.suites.registry import SUITES, Case, Suite, Where, ordered, register, select
 from svmtool.bench.suites.runner import command_line, merge_markdown, run_suite
 
