@@ -1,4 +1,4 @@
-"""LIBSVM's five problems (svmtool.solvers.smo, libsvm_train): the same objective, rho and
+"""LIBSVM's five problems (svmtool.solvers.kernel.smo, libsvm_train): the same objective, rho and
 support vectors as LIBSVM (libsvm-official, its C code in process) at -e 1e-5, certificates of
 optimality (duality gap, maximal violating pair), LIBSVM model files both ways."""
 
