@@ -98,6 +98,16 @@ def _pool(workers):
         return pool
 
 
+def in_two(first, second):
+    """Run two jitted (GIL-releasing) calls at once, each ``(fn, *args)``: ``second`` on the
+    shared pool's worker, ``first`` in the calling thread; returns both results.  For serial
+    work of a solver that splits into two independent halves (the cutting-plane working set's
+    Gram rows and ``w`` rebuild)."""
+    fut = _pool(1).submit(*second)
+    a = first[0](*first[1:])
+    return a, fut.result()
+
+
 def default_blocks(nnz, n_features, min_block_nnz=MIN_BLOCK_NNZ):
     """Blocks for a pass over ``nnz`` stored values: a power of two <= MAX_BLOCKS, at least
     ``min_block_nnz`` values per block, and at least 8 stored values per entry of a block's
