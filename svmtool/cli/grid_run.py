@@ -132,7 +132,9 @@ def run_grid_command(ctx, a, quiet, started, prepared=None, echo_final=True):
     for (c, g), rate in resumed.items():
         if better(rate, c, g, state["best"], grid.lower_is_better):
             state["best"] = (rate, c, g)
-        say(cell_line(c, g, rate, state["best"], prefix=RESUMED))
+        # grid.py prints a resumed cell with the logs it read, as floats
+        say(cell_line(*(None if v is None else float(v) for v in (c, g)), rate, state["best"],
+                      prefix=RESUMED))
     total = len([k for k in grid.cells() if k not in resumed])
     bar = progress_bar(ctx, quiet, total)
 
@@ -174,7 +176,9 @@ def run_grid_command(ctx, a, quiet, started, prepared=None, echo_final=True):
     elif res.stopped and not quiet:
         click.echo(f"svmtool: {res.stopped}", err=True)
     if res.best is None:
-        raise ParameterError("no cell finished within the time limit: no best cell")
+        from svmtool.errors import SvmtoolError
+
+        raise SvmtoolError("no cell finished: no best cell")
     if echo_final:
         click.echo(final_line(res.best))
     _draw(a, grid, res, resumed)

@@ -20,7 +20,6 @@ from svmtool.ops.kernels import Kernel, Rows
 from svmtool.ops.rows import take_rows
 from svmtool.selection.folds import training_rows
 from svmtool.selection.kernel_cells import Piece
-from svmtool.solvers import time_up
 
 
 class EarlyGrid:
@@ -44,7 +43,7 @@ class EarlyGrid:
         b = float(params.bias)
         self.kbias = b * b if b >= 0 else 0.0
 
-    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, deadline=None):
+    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
         from svmtool.solvers.dcsvm import local_pair
         from svmtool.solvers.kernel_cd import solve
         from svmtool.solvers.kmeans import two_step
@@ -68,20 +67,17 @@ class EarlyGrid:
             state.append({"f": f, "X": Xf, "yb": yb, "Cw": Cw, "cl": cl, "parts": parts,
                           "alpha": np.zeros(len(rows)), "held": take_rows(self.X,
                                                                           self.folds[f])})
-            if time_up(deadline):
-                return
         setup = time.perf_counter() - t_setup
         for ci, (c_key, C) in enumerate(c_cells):
+            if (stop is not None and stop()):
+                return
             t0 = time.perf_counter()
             out_rows, preds, steps = [], [], 0
             for st in state:
                 for g, Xg in st["parts"]:
-                    if time_up(deadline):
-                        return
                     r = solve(Xg, st["yb"][g], C * st["Cw"][g], kernel, eps=self.level_eps,
                               init_alpha=st["alpha"][g], shrinking=self.params.shrinking,
-                              cache_mb=max(1.0, float(kp.cache_mb) / 4), threads=1,
-                              deadline=deadline)
+                              cache_mb=max(1.0, float(kp.cache_mb) / 4), threads=1)
                     st["alpha"][g] = r.alpha
                     steps += int(r.iterations)
                 lp = local_pair(st["X"], st["yb"], st["alpha"], st["cl"], kernel)

@@ -12,7 +12,8 @@ the mean squared error); :class:`Ordered` hands the finished cells on in the gri
 
 Units run on ``threads`` threads, submitted in grid.py's order of gamma (centre-out) so that
 the first lines come early; with a dask session each unit is a task (the problem is sent to
-every worker once).  A deadline stops the units at their next cell: the cells done are kept.
+every worker once).  After the deadline no unit starts a new cell once some cell is done (on
+a cluster: once the unit has done one); the cells done are kept.
 The cells and the best one do not depend on the number of threads or on where units ran.
 """
 
@@ -59,6 +60,7 @@ class Collector:
         self.regression = regression
         self.on_cell = on_cell
         self.parts = {}
+        self.finished = 0
         self.lock = threading.Lock()
 
     def add(self, piece: Piece):
@@ -74,6 +76,7 @@ class Collector:
             if len(got["folds"]) < self.nr_fold:
                 return
             del self.parts[key]
+            self.finished += 1
         rows = np.concatenate(got["rows"])
         pred = np.concatenate(got["pred"])
         truth = self.y[rows]
@@ -157,18 +160,22 @@ def replay_best(cells, order, resumed, lower_is_better):
     return best
 
 
-def run_units(evaluator, units, value_of, collector, threads, deadline=None, session=None):
-    """Run the units (threads, or tasks of a dask ``session``); pieces go to ``collector``."""
-    if session is not None:
-        from svmtool.selection.remote import run_on_cluster
+def stopper(deadline, done):
+    """``stop()`` of the units: True once ``deadline`` (time.monotonic()) has passed and
+    ``done()`` (some cell finished) holds; None without a deadline."""
+    if deadline is None:
+        return None
+    return lambda: time.monotonic() >= deadline and done()
 
-        run_on_cluster(session, evaluator, units, value_of, collector, deadline)
-        return
+
+def run_units(evaluator, units, value_of, collector, threads, deadline=None):
+    """Run the units on threads (one unit a thread at a time); pieces go to ``collector``."""
+    stop = stopper(deadline, lambda: collector.finished > 0)
 
     def one(unit):
         g, cs, fold_ids = unit
         gamma, c_cells = value_of(g, cs)
-        evaluator.run_unit(g, gamma, c_cells, fold_ids, collector.add, deadline)
+        evaluator.run_unit(g, gamma, c_cells, fold_ids, collector.add, stop)
 
     if threads <= 1 or len(units) <= 1:
         for u in units:
@@ -180,6 +187,3 @@ def run_units(evaluator, units, value_of, collector, threads, deadline=None, ses
         for fut in [pool.submit(one, u) for u in units]:
             fut.result()
 
-
-def time_left(deadline):
-    return None if deadline is None else max(0.0, deadline - time.monotonic())

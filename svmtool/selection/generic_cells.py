@@ -13,18 +13,15 @@ import numpy as np
 
 from svmtool.selection.folds import training_rows
 from svmtool.selection.kernel_cells import Piece
-from svmtool.solvers import time_up
 
 
-def cell_params(params, C, gamma, deadline=None):
-    """``params`` at one cell: C (None: as given), gamma (None: as given), the deadline."""
+def cell_params(params, C, gamma):
+    """``params`` at one cell: C (None: as given), gamma (None: as given)."""
     p = params
     if C is not None:
         p = replace(p, C=float(C))
     if gamma is not None:
         p = replace(p, kernel=replace(p.kernel, gamma=float(gamma)))
-    if deadline is not None:
-        p = replace(p, deadline=deadline)
     return p
 
 
@@ -38,16 +35,12 @@ class GenericGrid:
         self.folds = folds
         self.probability = bool(params.libsvm.probability) and spec.task == "classification"
 
-    def fold_model(self, f, C, gamma, deadline=None):
-        """The model of fold f at one cell (None if the deadline stopped it)."""
+    def fold_model(self, f, C, gamma):
+        """The model of fold f at one cell."""
         from svmtool import api
 
         sub = self.problem.take_rows(training_rows(self.folds, f))
-        p = cell_params(self.params, C, gamma, deadline)
-        model = api.train(sub, p)
-        if time_up(deadline):
-            return None
-        return model
+        return api.train(sub, cell_params(self.params, C, gamma))
 
     def predict(self, model, rows):
         from svmtool import api
@@ -62,17 +55,15 @@ class GenericGrid:
         labels, _ = api.predict(model, held)
         return np.asarray(labels, dtype=np.float64)
 
-    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, deadline=None):
+    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
         for c_key, C in c_cells:
+            if (stop is not None and stop()):
+                return
             t0 = time.perf_counter()
             rows, preds = [], []
             for f in fold_ids:
-                if time_up(deadline):
-                    return
                 test = self.folds[f]
-                model = self.fold_model(f, C, gamma, deadline)
-                if model is None:
-                    return
+                model = self.fold_model(f, C, gamma)
                 rows.append(test)
                 preds.append(self.predict(model, test))
             report(Piece(c_key, g_key, tuple(fold_ids), np.concatenate(rows),

@@ -21,7 +21,7 @@ import numpy as np
 from svmtool.labels import group_classes
 
 ETA = 3
-MIN_ROWS = 100
+MIN_ROWS = 50
 
 
 def rounds(n_cells, n_rows, eta=ETA, min_rows=MIN_ROWS):

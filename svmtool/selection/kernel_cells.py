@@ -29,6 +29,7 @@ A unit reports the labels it predicted for its folds' held-out rows cell by cell
 (the SMO's jitted loop releases the GIL) or as dask tasks.
 """
 
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ import numpy as np
 from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
-from svmtool.solvers import smo, time_up
+from svmtool.solvers import smo
 from svmtool.solvers._smo_rows_jit import kernel_diag
 
 SEEDS = ("auto", "fold", "c", "none")
@@ -63,8 +64,6 @@ class _Pair:
     CSC copy for every gamma, and the rows' place among them."""
 
     def __init__(self, X, cls, a, b, n):
-        import threading
-
         self.a, self.b = a, b
         self._lock = threading.Lock()
         self.pts = np.flatnonzero((cls == a) | (cls == b))
@@ -149,8 +148,6 @@ class KernelGrid:
         # the whole problem: class 0 is +1); its folds' subproblems are such problems too
         self.plus_first = K == 2 and sorted(self.labels.tolist()) == [-1.0, 1.0]
         self._pairs = {}
-        import threading
-
         self._lock = threading.Lock()
 
     def pair(self, q):
@@ -162,9 +159,11 @@ class KernelGrid:
 
     # --------------------------------------------------------------------------------------------
 
-    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, deadline=None):
+    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
         """Every cell of one gamma over the folds ``fold_ids``: ``c_cells`` = [(log2c key, C)]
-        in increasing C.  ``report(piece)`` for every cell done; stops at the deadline."""
+        in increasing C.  ``report(piece)`` for every cell done.  Once ``stop()`` says so no
+        new cell starts (a cell under way is finished; with more than two classes the first
+        pair decides how many cells every pair finishes)."""
         kernel = Kernel(self.ktype, float(gamma), self.coef0, self.degree, 0.0)
         K = len(self.labels)
         if K < 2:
@@ -173,20 +172,23 @@ class KernelGrid:
         single = K == 2
         votes = None if single else np.zeros((len(c_cells), self.n, K), dtype=np.int32)
         held = np.concatenate([self.folds[f] for f in fold_ids])
-        stats = [dict(iterations=0, misses=0, solves=0, seeds={}) for _ in c_cells]
+        stats = [dict(iterations=0, misses=0, solves=0, seeds={}, objective=0.0, gap=0.0)
+                 for _ in c_cells]
         seconds = [0.0] * len(c_cells)
+        n_cells = len(c_cells)
         for q in range(len(self.pair_ids)):
             pair = self.pair(q)
             kd = pair.kernel_data(kernel)
             cache = smo.RowCache(len(pair.pts), self.cache_mb) if self.share_rows else None
             by_fold = {}
-            for ci, (c_key, C) in enumerate(c_cells):
+            for ci, (c_key, C) in enumerate(c_cells[:n_cells]):
+                if q == 0 and (stop is not None and stop()):
+                    n_cells = ci
+                    break
                 t0 = time.perf_counter()
                 prev = None
                 dec_rows = []
                 for f in fold_ids:
-                    if time_up(deadline):
-                        return
                     fp = self._fold_pair(q, f)
                     test = self.folds[f]
                     if not fp.complete:
@@ -197,15 +199,14 @@ class KernelGrid:
                             dec_rows.append((test, np.full(len(test), 1.0 if has_a else -1.0)))
                         prev = None
                         continue
-                    sol, st = self._solve(pair, kd, cache, fp, C, by_fold.get(f), prev,
-                                          deadline)
-                    if sol is None:
-                        return
+                    sol, st = self._solve(pair, kd, cache, fp, C, by_fold.get(f), prev)
                     s = stats[ci]
                     s["iterations"] += st["iterations"]
                     s["misses"] += st["misses"]
                     s["solves"] += 1
                     s["seeds"][st["seed"]] = s["seeds"].get(st["seed"], 0) + 1
+                    s["objective"] += st["objective"]
+                    s["gap"] += st["gap"]
                     dec = self._decision(pair, kd, cache, sol, test)
                     sol.held, sol.held_dec = test, dec * fp.sign
                     by_fold[f] = sol
@@ -223,7 +224,7 @@ class KernelGrid:
                         winner = np.where(d > 0, pair.a, pair.b)
                         np.add.at(votes[ci], (rows, winner), 1)
         if not single:
-            for ci, (c_key, _) in enumerate(c_cells):
+            for ci, (c_key, _) in enumerate(c_cells[:n_cells]):
                 v = votes[ci][held]
                 pred = self.labels[np.argmax(v, axis=1)]
                 report(Piece(c_key, g_key, tuple(fold_ids), held, pred, seconds[ci],
@@ -247,7 +248,7 @@ class KernelGrid:
 
     # --------------------------------------------------------------------------------------------
 
-    def _solve(self, pair, kd, cache, fp, C, same_fold, prev_fold, deadline):
+    def _solve(self, pair, kd, cache, fp, C, same_fold, prev_fold):
         m = len(fp.rows)
         Cv = C * np.where(fp.yb > 0, self.wc[fp.weight_pos], self.wc[fp.weight_neg])
         kw = {}
@@ -263,15 +264,12 @@ class KernelGrid:
             a0, kw = _c_seed(same_fold, Cv)
             seed = "c"
         res = smo.solve(kd, fp.xi, fp.yb, -np.ones(m), Cv, a0, eps=self.eps,
-                        shrinking=self.shrinking, cache_mb=self.cache_mb, rows=cache,
-                        deadline=deadline, **kw)
-        if res.stopped:
-            return None, None
+                        shrinking=self.shrinking, cache_mb=self.cache_mb, rows=cache, **kw)
         sol = _Solution(alpha=res.alpha, G=res.G,
                         G_bar=res.G_bar if np.array_equal(res.in_gbar != 0, res.alpha >= Cv)
                         else None, C=Cv, rho=res.rho, fp=fp)
         return sol, {"iterations": res.iterations, "misses": res.extra["cache_misses"],
-                     "seed": seed}
+                     "seed": seed, "objective": res.obj, "gap": res.gap}
 
     def _fold_seed(self, pair, kd, cache, fp, Cv, prev):
         """The previous fold's solution moved onto this fold's rows (see the module doc)."""

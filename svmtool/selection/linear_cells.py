@@ -16,7 +16,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool.selection.kernel_cells import Piece
-from svmtool.solvers import time_up
 
 UNCHANGED_STOP = 5
 
@@ -31,7 +30,7 @@ class LinearGrid:
         self.early_stop = early_stop
         self.stopped = ""
 
-    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, deadline=None):
+    def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
         from svmtool.solvers.param_search import _FoldTrainer
 
         inner = 1 if self.threads > 1 else self.params.threads
@@ -48,7 +47,7 @@ class LinearGrid:
         unchanged = 0
         try:
             for c_key, C in c_cells:
-                if time_up(deadline):
+                if (stop is not None and stop()):
                     return
                 t0 = time.perf_counter()
                 if pool is not None:

@@ -25,15 +25,25 @@ def drawable(cells):
 def draw(path, cells, best, title, c_range, g_range):
     """Write the PNG of ``cells`` [(log2c, log2g, rate)] to ``path`` (atomically); ``best`` is
     (rate, log2c, log2g).  Returns False (nothing written) when grid.py would not draw."""
-    if not drawable(cells):
+    fig = figure(cells, best, title, c_range, g_range)
+    if fig is None:
         return False
+    from svmtool.io.output import open_output
+
+    with open_output(path, "wb") as f:
+        fig.savefig(f, format="png")
+    return True
+
+
+def figure(cells, best, title, c_range, g_range):
+    """The matplotlib Figure of the plot (None when grid.py would not draw)."""
+    if not drawable(cells):
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
     import numpy as np
     from matplotlib.figure import Figure
-
-    from svmtool.io.output import open_output
 
     cs = sorted({c for c, _, _ in cells})
     gs = sorted({g for _, g, _ in cells})
@@ -58,6 +68,4 @@ def draw(path, cells, best, title, c_range, g_range):
                  f"{b_rate:g}%\nC = {2.0 ** b_c:g}  gamma = {2.0 ** b_g:g}", fontsize=9)
     ax.legend(loc="best", fontsize=7)
     fig.tight_layout()
-    with open_output(path, "wb") as f:
-        fig.savefig(f, format="png")
-    return True
+    return fig
