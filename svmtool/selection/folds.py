@@ -72,24 +72,11 @@ def libsvm_folds(y, nr_fold, stratified=True, seed=1):
 
 
 def seeded_folds(y, nr_fold, stratified=True, seed=1):
-    """svmtool's folds (a numpy generator of ``seed``), split as LIBSVM splits (stratified
-    by class for classification); the same shapes, other rows."""
-    y = np.asarray(y)
-    n = len(y)
-    nr_fold = min(int(nr_fold), n)
-    rng = np.random.default_rng(seed)
-    if stratified and nr_fold < n:
-        labels, perm, start, count = group_classes(y)
-        parts = [[] for _ in range(nr_fold)]
-        for c in range(len(labels)):
-            rows = perm[start[c]:start[c] + count[c]].copy()
-            rng.shuffle(rows)
-            for f in range(nr_fold):
-                parts[f].append(rows[f * count[c] // nr_fold:(f + 1) * count[c] // nr_fold])
-        return [np.concatenate(p).astype(np.int64) for p in parts]
-    rows = rng.permutation(n)
-    return [rows[f * n // nr_fold:(f + 1) * n // nr_fold].astype(np.int64)
-            for f in range(nr_fold)]
+    """svmtool's folds (a numpy generator of ``seed``), split as LIBSVM splits: the seeded
+    folds of ``svmtool svm-train -v`` (:func:`svmtool.solvers.libsvm_train.cv_folds`)."""
+    from svmtool.solvers.libsvm_train import cv_folds
+
+    return [np.asarray(f, dtype=np.int64) for f in cv_folds(y, nr_fold, stratified, seed)]
 
 
 def training_rows(folds, f):

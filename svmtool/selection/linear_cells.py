@@ -9,7 +9,6 @@ and ends, as LIBLINEAR's ``-C`` ends, when no fold's ``w`` changed for five valu
 There is no gamma: the grid is one column.
 """
 
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,7 +30,7 @@ class LinearGrid:
         self.stopped = ""
 
     def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
-        from svmtool.solvers.param_search import _FoldTrainer
+        from svmtool.solvers.param_search import _FoldTrainer, folds_at
 
         inner = 1 if self.threads > 1 else self.params.threads
         trainers = []
@@ -50,15 +49,7 @@ class LinearGrid:
                 if (stop is not None and stop()):
                     return
                 t0 = time.perf_counter()
-                if pool is not None:
-                    outs = list(pool.map(lambda t: t.train_predict(C), trainers))
-                else:
-                    outs = [t.train_predict(C) for t in trainers]
-                changed = False
-                for t, (w, _) in zip(trainers, outs):
-                    if t.w is not None and math.sqrt(float(np.sum((w - t.w) ** 2))) > 1e-15:
-                        changed = True
-                    t.w = w
+                outs, changed = folds_at(trainers, C, pool)
                 rows = np.concatenate([t.rows for t in trainers])
                 pred = np.concatenate([np.asarray(v, dtype=np.float64) for _, v in outs])
                 report(Piece(c_key, g_key, tuple(fold_ids), rows, pred,
