@@ -312,3 +312,15 @@ def test_halving_and_dcsvm_early_with_refine(heart, tmp_path):
     lines = r.stdout.decode().splitlines()
     assert sum(line.startswith("[local]") for line in lines) == 4
     assert sum(line.startswith("[refine]") for line in lines) == 2
+
+
+def test_dask_units_give_the_threads_cells(heart, tmp_path):
+    """--dask local:1: every unit a task on a worker process; the same cells and best cell as
+    threads (each unit is a function of its cells and the folds)."""
+    pytest.importorskip("distributed", reason="--dask needs dask.distributed (svmtool[dask])")
+    grid = GridSpec(log2c=(1.0, 5.0, 4.0), log2g=(-3.0, -5.0, -2.0))
+    p = TrainParams(solver="c_svc")
+    here = run_grid(heart, p, grid, get_spec("c_svc"), GridOptions(threads=2))
+    there = run_grid(heart, p, grid, get_spec("c_svc"), GridOptions(dask="local:1"))
+    assert [(c.c, c.g, c.rate) for c in there.cells] == [(c.c, c.g, c.rate) for c in here.cells]
+    assert there.best == here.best
