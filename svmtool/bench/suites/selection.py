@@ -49,8 +49,9 @@ def _problems(paths_grids):
 
 
 def _quality_sets(w):
-    """Data sets of the early and halving studies: heart_scale, ijcnn1's first 2000 rows, a9a's
-    first 2000 rows and mushrooms' first 2000 (those present), with grids of 20-42 cells."""
+    """Data sets of the early and halving studies: heart_scale, ijcnn1's first 10000 rows (the
+    grid of the first table), a9a's and mushrooms' first 2000 rows (those present), with grids
+    of 20-42 cells."""
     from svmtool.selection.spec import GridSpec
 
     out = []
@@ -65,8 +66,9 @@ def _quality_sets(w):
                            ("mushrooms", GridSpec(log2c=(-1.0, 7.0, 2.0),
                                                   log2g=(-1.0, -7.0, -2.0)))):
             f = w.files(name)
+            rows = IJCNN1_ROWS if name == "ijcnn1" else 2000
             if f:
-                out.append((f"{name} (2000 rows)", _head(f[0], 2000), grid))
+                out.append((f"{name} ({rows} rows)", _head(f[0], rows), grid))
     return out
 
 
