@@ -16,7 +16,7 @@ reads and writes the ``.out`` files grid.py reads and writes:
 * a line per cell: ``[local] log2c log2g rate (best c=C, g=GAMMA, rate=RATE)``; the ``.out``
   line: ``log2c=.. log2g=.. rate=..``; the last line: ``C GAMMA RATE`` of the best cell;
 * ``-resume FILE`` reads the ``rate=``, ``log2c=`` and ``log2g=`` fields of every line with
-  grid.py's own patterns.
+  grid.py's own patterns (the rate's also with an exponent).
 
 Regression (svm-train's ``-s 3``, ``-s 4`` and the linear SVR solvers) has no accuracy:
 svmtool's rate is then the cross-validated mean squared error (``%g``) and the best cell the
@@ -196,7 +196,9 @@ def final_line(best):
     return " ".join(values) + f" {number(b_rate)}"
 
 
-_RATE = re.compile(r"rate=([0-9.]+)")
+# grid.py's patterns; the rate's also takes an exponent (a small mean squared error is
+# written so by %g)
+_RATE = re.compile(r"rate=([0-9.]+(?:[eE][-+]?[0-9]+)?)")
 _LOG2C = re.compile(r"log2c=([0-9.-]+)")
 _LOG2G = re.compile(r"log2g=([0-9.-]+)")
 
