@@ -108,6 +108,7 @@ class KernelData:
             self.ci = np.zeros(0, dtype=np.int64)
             self.cv = np.zeros(0)
         self.diag = kernel_diag(X.indptr, X.indices, X.data, X.sq, self.kmat, *self.kargs())
+        self.threads = None      # of the kernel expansions (gradient rebuilds); None: all cores
 
     def kargs(self):
         k = self.kernel
@@ -123,7 +124,7 @@ class KernelData:
         k = Kernel(self.kernel.ktype, self.kernel.gamma, self.kernel.coef0, self.kernel.degree,
                    0.0)
         return kernel_expansion(self.X, targets, self.X, np.asarray(coef_rows, dtype=np.int64),
-                                coef, k, threads=None, mem_mb=64.0)
+                                coef, k, threads=self.threads, mem_mb=64.0)
 
 
 def csc_of(X: Rows):
