@@ -77,6 +77,9 @@ class _Pair:
         with self._lock:
             if self._base is None:
                 self._base = smo.KernelData(self.X, kernel)
+                # the units run on threads already: the gradient rebuilds' expansions run on
+                # the unit's own thread (a pool per call cost more than the sums on heart_scale)
+                self._base.threads = 1
         kd = object.__new__(smo.KernelData)
         kd.__dict__.update(self._base.__dict__)
         kd.kernel = kernel
