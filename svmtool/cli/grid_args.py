@@ -152,6 +152,11 @@ def parse(args):
         raise ParameterError(f"--threads must be at least 1 (got {a.threads})")
     if a.time_limit is not None and not a.time_limit > 0:
         raise ParameterError(f"--time-limit must be > 0 seconds (got {a.time_limit:g})")
+    if a.order not in ("grid", "path"):
+        raise ParameterError(f"--order must be grid or path (got {a.order!r})")
+    if a.seed_alpha not in ("auto", "fold", "c", "none"):
+        raise ParameterError(f"--seed-alpha must be auto, fold, c or none (got "
+                             f"{a.seed_alpha!r})")
     if a.refine < 0:
         raise ParameterError(f"--refine must be >= 0 (got {a.refine})")
     if a.refine and not a.early:
