@@ -187,14 +187,16 @@ class RowCache:
 
 def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shrinking=True,
           cache_mb=100.0, max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None,
-          rows=None):
+          rows=None, shrink_first=False):
     """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0.
 
     Warm starts: ``G0`` is the gradient ``Q alpha0 + p`` when the caller knows it (alpha
     seeding along a C path scales the previous solution and its gradient), ``G_bar0`` the
     matching G_bar (see below); without them both are computed from alpha0's kernel
     expansion.  ``rows``: a :class:`RowCache` over kd's data points, shared with other solves
-    (else a new one of ``cache_mb``); its rows are then always computed whole."""
+    (else a new one of ``cache_mb``); its rows are then always computed whole.
+    ``shrink_first``: shrink at the first iteration instead of after min(n, 1000), for a warm
+    start whose variables are mostly at their bounds already."""
     t0 = time.perf_counter()
     n = len(y)
     l = kd.l
@@ -227,7 +229,8 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     dact = np.zeros(n, dtype=np.int64)
     istate = np.zeros(8, dtype=np.int64)
     istate[N_ACT] = n
-    istate[COUNTER] = min(n, 1000) + 1
+    # LIBSVM shrinks first after min(n, 1000) iterations; a warm start may shrink at once
+    istate[COUNTER] = 1 if shrink_first else min(n, 1000) + 1
     istate[CLOCK] = rows.clock
     istate[EPOCH] = rows.epoch + 1
     misses0 = rows.misses
