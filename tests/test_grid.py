@@ -114,13 +114,22 @@ def _svm_train_rates(tmp_path):
 
 def test_every_cell_is_svm_train_v_on_heart_scale(heart, tmp_path):
     """grid.py's default grid on heart_scale: every cell's rate is svm-train -v's (LIBSVM's
-    folds, LIBSVM's SMO, rows shared per gamma, alpha seeding on), and so is the best cell."""
+    folds, LIBSVM's subproblems and SMO, kernel rows shared per gamma), and so is the best
+    cell -- with alpha seeding (the default) and from alpha = 0.  Two solutions within the
+    tolerance -e of one optimum can put one held-out row on either side of the margin: in
+    the cells of C = 2^11 .. 2^15 (near a hard margin) that happens to one cell of the 110
+    (e.g. C 2^15, gamma 2^-11: svm-train's five objectives sum to -10124891, svmtool's to
+    -10125567 with a duality gap of 478), so at most two cells may differ by one row."""
     truth = _svm_train_rates(tmp_path)
-    res = run_grid(heart, TrainParams(solver="c_svc"), GridSpec(), get_spec("c_svc"),
-                   GridOptions(threads=2))
-    got = {(c.c, c.g): c.rate for c in res.cells}
-    assert got == truth
-    assert res.best == (84.4444, 11, -13)
+    one_row = 100.0 / heart.n_rows + 1e-3
+    for seed in ("c", "none"):
+        res = run_grid(heart, TrainParams(solver="c_svc"), GridSpec(), get_spec("c_svc"),
+                       GridOptions(threads=2, seed_alpha=seed))
+        got = {(c.c, c.g): c.rate for c in res.cells}
+        assert set(got) == set(truth)
+        off = [(k, got[k], truth[k]) for k in truth if got[k] != truth[k]]
+        assert len(off) <= 2 and all(k[0] >= 11 and abs(a - b) < one_row for k, a, b in off), off
+        assert res.best == (84.4444, 11, -13)
 
 
 def test_seeded_cells_are_the_cold_cells_to_the_tolerance(heart):
@@ -129,12 +138,12 @@ def test_seeded_cells_are_the_cold_cells_to_the_tolerance(heart):
     grid = GridSpec(log2c=(-1.0, 13.0, 2.0), log2g=(-3.0, -11.0, -4.0))
     p = TrainParams(solver="c_svc")
     runs = {}
-    for seed in ("none", "auto", "c"):
+    for seed in ("none", "fold", "c"):
         res = run_grid(heart, p, grid, get_spec("c_svc"), GridOptions(threads=1, seed_alpha=seed))
         runs[seed] = {(c.c, c.g): c for c in res.cells}
     cold = runs["none"]
     seeded = 0
-    for seed in ("auto", "c"):
+    for seed in ("fold", "c"):
         for key, cell in runs[seed].items():
             ref = cold[key]
             bound = cell.stats["gap"] + ref.stats["gap"] + 1e-9 * abs(ref.stats["objective"])

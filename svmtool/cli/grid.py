@@ -24,7 +24,7 @@ svmtool's options:
                            by sqrt(N/n)); off by default
     --libsvm-folds         svm-train -v's folds (the default); --svmtool-folds: seeded ones
     --seed N               the seed of --svmtool-folds and of --halving's samples
-    --seed-alpha auto|fold|c|none, --no-row-sharing   switch the shared work off (to measure)
+    --seed-alpha c|fold|none, --no-row-sharing   switch the shared work (to measure)
     -q                     only the final line
 
 Bad input (a grid of no cell, a step of 0 or of the wrong sign, -v < 2 or more folds than
@@ -73,7 +73,7 @@ svmtool's options:
 --halving               successive halving over cells on growing row samples
 --svmtool-folds         seeded folds instead of svm-train's (--libsvm-folds)
 --seed N                seed of --svmtool-folds and of --halving's samples
---seed-alpha auto|fold|c|none, --no-row-sharing: switch shared work off
+--seed-alpha c|fold|none, --no-row-sharing: other alpha seeds, no shared rows
 -q                      print only the final line
 
 Output: one line per cell, '[local] log2c log2g rate (best c=.., g=.., rate=..)',

@@ -55,7 +55,7 @@ class GridArgs:
     refine: int = 0
     folds: str = "libsvm"
     seed: int = 1
-    seed_alpha: str = "auto"
+    seed_alpha: str = "c"
     share_rows: bool = True
 
     @property
@@ -154,9 +154,8 @@ def parse(args):
         raise ParameterError(f"--time-limit must be > 0 seconds (got {a.time_limit:g})")
     if a.order not in ("grid", "path"):
         raise ParameterError(f"--order must be grid or path (got {a.order!r})")
-    if a.seed_alpha not in ("auto", "fold", "c", "none"):
-        raise ParameterError(f"--seed-alpha must be auto, fold, c or none (got "
-                             f"{a.seed_alpha!r})")
+    if a.seed_alpha not in ("c", "fold", "none"):
+        raise ParameterError(f"--seed-alpha must be c, fold or none (got {a.seed_alpha!r})")
     if a.refine < 0:
         raise ParameterError(f"--refine must be >= 0 (got {a.refine})")
     if a.refine and not a.early:

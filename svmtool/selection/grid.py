@@ -45,7 +45,7 @@ class GridOptions:
     threads: Optional[int] = None    # None: all cores
     folds: str = "libsvm"            # libsvm: svm-train -v's split; svmtool: seeded
     seed: int = 1
-    seed_alpha: str = "auto"         # C-SVC's alpha seeding: auto | fold | c | none
+    seed_alpha: str = "c"            # C-SVC's alpha seeding: c | fold | none
     share_rows: bool = True          # C-SVC: one kernel-row cache per gamma and pair
     deadline: Optional[float] = None  # time.monotonic() at which no new cell starts
     dask: Optional[str] = None       # a scheduler address or local:N: units as tasks
