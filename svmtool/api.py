@@ -22,7 +22,8 @@ import warnings
 import numpy as np
 
 from svmtool.errors import ParameterError
-from svmtool.params import TrainParams, make_params
+from svmtool.params import (TrainParams, check_cross_validation, check_for_solver,
+                            for_one_run, make_params, refuse)
 from svmtool.labels import check_class_labels, class_labels, class_weights, signs_of
 from svmtool.problem import Problem, with_bias
 
@@ -38,7 +39,7 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
     C, eps, bias, class weights and so on.  ``callback(class_index, iteration, info)`` is called
     once per outer iteration of the solver (progress bars, benchmark traces).
     ``init_model`` (a model, e.g. from :func:`load_model`) warm-starts the solver from it (see
-    :mod:`svmtool.solvers.warm`: labels are mapped by value, features by index, the bias
+    :mod:`svmtool.solvers.common.warm`: labels are mapped by value, features by index, the bias
     rescaled; a model of another kind or class set raises ParameterError).
     ``params.time_limit`` (seconds) stops the solver at an outer-iteration boundary once spent.
     ``model.report`` holds, per binary subproblem, what the solver reached.
@@ -52,138 +53,127 @@ def train(problem: Problem, params: TrainParams = None, *, callback=None, init_m
 
 
 def _train(problem, params, *, callback, init_model, **kwargs):
+    params, spec = _normalise(params, kwargs)
+    if problem.n_rows == 0:
+        raise ParameterError("no training examples")
+    check_labels(problem, spec)
+    init_model = _init_model(init_model, spec)
+    if params.dask is not None and spec.dask == "tasks":
+        return _train_with_tasks(problem, params, spec, callback, init_model)
+    streaming = _streaming_mode(problem, params, spec)
+    if spec.driver:
+        return _train_driver(problem, params, spec, callback, init_model, streaming)
+    return _OneVsRest(problem, params, spec, init_model, streaming).train(callback)
+
+
+def _normalise(params, kwargs):
+    """(params, spec): the options checked, -e's default and the time budget's deadline set."""
     from dataclasses import replace
 
-    from svmtool.models.linear import LinearModel
     from svmtool.solvers import get_spec
 
-    params = make_params(params, kwargs)
+    params = for_one_run(make_params(params, kwargs))
     spec = get_spec(params.solver)
+    refuse(check_for_solver(params, spec))
+    params = replace(params, solver=spec.name)
     if params.eps is None:
         params = replace(params, eps=spec.default_eps)
     if params.time_limit is not None and params.deadline is None:
         params = replace(params, deadline=time.monotonic() + float(params.time_limit))
-    if problem.n_rows == 0:
-        raise ParameterError("no training examples")
-    check_labels(problem, spec)
+    return params, spec
+
+
+def _init_model(init_model, spec):
+    """The warm-start model (read when given as a path), or None."""
     if isinstance(init_model, (str, os.PathLike)):
         path = os.fspath(init_model)
         init_model = load_model(path)
         init_model.report["source"] = path
-    if init_model is not None and not spec.warm_start:
-        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
-    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
-        return _train_with_tasks(problem, params, spec, callback, init_model)
-    streaming = _streaming_mode(problem, params, spec)
-    if spec.driver:
-        # the solver takes the whole problem: one-vs-one kernel SVMs, Crammer-Singer, ranking
-        more = {} if init_model is None else {"init_model": init_model}
-        driver_spec = spec
-        if streaming and spec.kind == "ranking":
-            # the ranking driver calls spec.load()(...): hand it the streaming fit instead
-            from dataclasses import replace as _replace
+    if init_model is not None:
+        from svmtool.solvers.common.warm import cold_only
 
-            kwargs = (("budget_bytes", memory_budget_bytes(params)),)
-            sources = _shard_sources(problem)
-            if sources is not None:
-                kwargs += (("sources", sources),)
-                problem = _RowsElsewhere(problem)
-            driver_spec = _replace(spec, module="svmtool.solvers.out_of_core",
-                                   function="fit_ranking", kwargs=kwargs)
-        elif streaming:
-            # (the registry marks only such drivers out_of_core: kinds "single" and "ranking")
-            more["streaming_fit"] = _streaming_fit(streaming, problem, params, spec)[0]
-            if _shard_sources(problem) is not None:
-                problem = _RowsElsewhere(problem)
-        model = spec.load_driver()(problem, params, driver_spec, callback=callback, **more)
-        if streaming:
-            model.report["streaming"] = streaming
-        return model
-    fit = spec.load()
+        refuse(cold_only(spec))
+    return init_model
+
+
+def _train_driver(problem, params, spec, callback, init_model, streaming):
+    """The solvers that take the whole problem (one-vs-one kernel SVMs, Crammer-Singer,
+    ranking, regression, one-class): their registry entry's driver, handed the out-of-core
+    fit when streaming."""
+    more = {} if init_model is None else {"init_model": init_model}
     close = None
     if streaming:
-        fit, close = _streaming_fit(streaming, problem, params, spec)
-
-    # per-row memory: the class of a row in one byte (or four), grouped in chunks
-    labels, cls, count = class_labels(problem.y)
-    nr_class = len(labels)
-    if params.liblinear_rng and np.any(cls[1:] < cls[:-1]):
-        # LIBLINEAR's solvers see the rows class by class; so must ours to draw the same numbers
-        problem = problem.take_rows(np.argsort(cls, kind="stable"))
-        cls = np.repeat(np.arange(nr_class), count).astype(cls.dtype)
-    if streaming and _shard_sources(problem) is not None:
-        # the shards are streamed one after another (the fit holds them): no arrays here
-        indptr = indices = data = None
-        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
-    elif streaming:
-        # the bias column is appended block by block as the rows are streamed: never a copy
-        indptr, indices, data = problem.indptr, problem.indices, problem.data
-        n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
-    else:
-        indptr, indices, data, n_cols = with_bias(problem, params.bias)
-    weighted_c = class_weights(params, labels)
-    if params.liblinear_rng and spec.reads("dcd"):
-        # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one state
-        from svmtool.solvers.dcd import glibc_rand_state
-
-        params = replace(params, dcd=replace(params.dcd,
-                                             rand_state=glibc_rand_state(params.seed)))
-
-    t0 = time.perf_counter()
-    if nr_class == 2:
-        tasks = [(0, weighted_c[0], weighted_c[1])]
-    else:
-        tasks = [(i, weighted_c[i], params.C) for i in range(nr_class)]
-    w = np.zeros((n_cols, len(tasks)), dtype=np.float64)
-    start_w = params.init_w
-    if init_model is not None:
-        from svmtool.solvers.warm import linear_start
-
-        start_w = linear_start(init_model, spec, labels, problem.n_features, params.bias)
-
-    def one(col):
-        i, c_pos, c_neg = tasks[col]
-        yb = signs_of(cls, i) if spec.sign_labels else np.where(cls == i, 1.0, -1.0)
-        cb = None
-        if callback is not None:
-            cb = (lambda it, info, _i=i: callback(_i, it, info))
-        init_w = None
-        p = params
-        if start_w is not None:
-            init_w = np.asarray(start_w)
-            init_w = init_w[:, col] if init_w.ndim == 2 else init_w
-        if init_model is not None and spec.warm_start == "alpha" and \
-                (params.dcd.warm_start == "cold" or streaming):
-            init_w = None          # measured: the dual solvers gain nothing from a model's w
-        elif init_model is not None and spec.warm_start == "alpha":
-            # dual CD starts from an alpha derived from the old w (svmtool.solvers.warm)
-            from svmtool.solvers.warm import dual_start
-
-            margins = yb * _row_dots(indptr, indices, data, init_w)
-
-            def rebuild(v):
-                u = np.bincount(indices[indptr[0]:indptr[-1]], minlength=n_cols,
-                                weights=data[indptr[0]:indptr[-1]] * np.repeat(
-                                    v, np.diff(np.asarray(indptr, dtype=np.int64))))
-                return float(u @ u)
-
-            alpha = dual_start(margins, yb, np.where(yb > 0, c_pos, c_neg),
-                               dict(spec.kwargs).get("loss", "l2"), params.dcd.warm_start,
-                               rebuild)
-            p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
-            init_w = None
-        res = fit(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=init_w,
-                  callback=cb)
-        if not res.converged and res.extra.get("liblinear_fallback") == "L2R_L2LOSS_SVC":
-            # LIBLINEAR's rescue of -s 1 at its iteration cap: go on with -s 2 from its w
-            from svmtool.solvers.newton import fallback_after_dual
-
-            res = fallback_after_dual(res, indptr, indices, data, yb, n_cols, c_pos, c_neg,
-                                      params, callback=cb)
-        return res
-
-    workers = 1 if streaming else _class_workers(params, spec, len(tasks), indptr)
+        more["fit_for"], close = _streaming_fit(streaming, problem, params)
+        if _shard_sources(problem) is not None:
+            problem = _RowsElsewhere(problem)
     try:
+        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+    finally:
+        if close is not None:
+            close()
+    if streaming:
+        model.report["streaming"] = streaming
+    return model
+
+
+class _OneVsRest:
+    """LIBLINEAR's ``train()`` around a binary solver: the classes grouped (with
+    ``--liblinear-rng`` the rows too, class by class, as LIBLINEAR's solvers see them), the bias
+    column, each class's weighted C, one binary subproblem for two classes or one per class
+    (one-vs-rest), each solved by LIBLINEAR's ``train_one`` (svmtool.solvers.common.train_one),
+    independent classes of the dual solvers on threads."""
+
+    def __init__(self, problem, params, spec, init_model, streaming):
+        from dataclasses import replace
+
+        self.spec, self.init_model, self.streaming = spec, init_model, streaming
+        self.bind, self.close = (lambda s: s.load()), None
+        if streaming:
+            self.bind, self.close = _streaming_fit(streaming, problem, params)
+        # per-row memory: the class of a row in one byte (or four), grouped in chunks
+        labels, cls, count = class_labels(problem.y)
+        if params.liblinear_rng and np.any(cls[1:] < cls[:-1]):
+            # LIBLINEAR's solvers see the rows class by class; so must ours to draw the same
+            # numbers
+            problem = problem.take_rows(np.argsort(cls, kind="stable"))
+            cls = np.repeat(np.arange(len(labels)), count).astype(cls.dtype)
+        self.problem, self.labels, self.cls = problem, labels, cls
+        self.arrays = _training_arrays(problem, params, streaming)
+        weighted_c = class_weights(params, labels)
+        if params.liblinear_rng and spec.reads("dcd"):
+            # LIBLINEAR never reseeds rand() between the classes of one-vs-rest: share one
+            from svmtool.solvers.common.rng import glibc_rand_state
+
+            params = replace(params, dcd=replace(params.dcd,
+                                                 rand_state=glibc_rand_state(params.seed)))
+        self.params = params
+        if len(labels) == 2:
+            self.tasks = [(0, weighted_c[0], weighted_c[1])]
+        else:
+            self.tasks = [(i, weighted_c[i], params.C) for i in range(len(labels))]
+
+    def train(self, callback):
+        t0 = time.perf_counter()
+        start_w = self.params.init_w
+        if self.init_model is not None:
+            from svmtool.solvers.common.warm import linear_start
+
+            start_w = linear_start(self.init_model, self.spec, self.labels,
+                                   self.problem.n_features, self.params.bias)
+        if start_w is not None:
+            start_w = np.asarray(start_w)
+        try:
+            results = self._run(start_w, callback)
+        finally:
+            if self.close is not None:
+                self.close()             # the dask session (and the LocalCluster it started)
+        return self._model(results, time.perf_counter() - t0)
+
+    def _run(self, start_w, callback):
+        n = len(self.tasks)
+        workers = 1 if self.streaming else _class_workers(self.params, self.spec, n,
+                                                          self.arrays[0])
+        one = (lambda col: self.fit_class(col, start_w, callback))
         if workers > 1:
             # one-vs-rest classes are independent problems (each its own generator, same
             # seed): solved on threads (the jitted loop releases the GIL), the models are the
@@ -192,25 +182,69 @@ def _train(problem, params, *, callback, init_model, **kwargs):
 
             with ThreadPoolExecutor(max_workers=workers,
                                     thread_name_prefix="svmtool-ovr") as ex:
-                results = list(ex.map(one, range(len(tasks))))
-        else:
-            results = [one(col) for col in range(len(tasks))]
-    finally:
-        if close is not None:
-            close()             # the dask session (and the LocalCluster it started)
-    reports = []
-    for col, res in enumerate(results):
-        i = tasks[col][0]
-        w[:, col] = res.w
-        reports.append(res.as_report(labels[i] if nr_class > 2 else labels[0]))
-    elapsed = time.perf_counter() - t0
-    model = LinearModel(solver_type=spec.liblinear_type, labels=labels,
-                        nr_feature=problem.n_features, bias=float(params.bias), w=w)
-    model.report = {"solver": spec.name, "train_time": elapsed, "classes": reports,
-                    "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
+                return list(ex.map(one, range(n)))
+        return [one(col) for col in range(n)]
+
+    def fit_class(self, col, start_w, callback):
+        """Class ``tasks[col]`` against the rest, through train_one."""
+        from dataclasses import replace
+
+        from svmtool.solvers.common.train_one import train_one
+
+        spec, params = self.spec, self.params
+        i, c_pos, c_neg = self.tasks[col]
+        indptr, indices, data, n_cols = self.arrays
+        yb = signs_of(self.cls, i) if spec.sign_labels else np.where(self.cls == i, 1.0, -1.0)
+        cb = None if callback is None else (lambda it, info, _i=i: callback(_i, it, info))
+        init_w = None
+        if start_w is not None:
+            init_w = start_w[:, col] if start_w.ndim == 2 else start_w
+        p = params
+        if self.init_model is not None and spec.warm_start == "alpha":
+            if params.dcd.warm_start != "cold" and not self.streaming:
+                # dual CD starts from an alpha derived from the old w (common.warm)
+                from svmtool.solvers.common.warm import dual_start_of
+
+                alpha = dual_start_of(spec, params.dcd.warm_start, indptr, indices, data, yb,
+                                      c_pos, c_neg, init_w, n_cols)
+                p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
+            init_w = None          # measured: the dual solvers gain nothing from a model's w
+
+        def solve(s, p, w0):
+            return self.bind(s)(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=w0,
+                                callback=cb)
+
+        return train_one(spec, solve, p, init_w)
+
+    def _model(self, results, elapsed):
+        from svmtool.models.linear import LinearModel
+
+        labels, params = self.labels, self.params
+        w = np.zeros((self.arrays[3], len(self.tasks)), dtype=np.float64)
+        reports = []
+        for col, res in enumerate(results):
+            w[:, col] = res.w
+            i = self.tasks[col][0]
+            reports.append(res.as_report(labels[i] if len(labels) > 2 else labels[0]))
+        model = LinearModel(solver_type=self.spec.liblinear_type, labels=labels,
+                            nr_feature=self.problem.n_features, bias=float(params.bias), w=w)
+        model.report = {"solver": self.spec.name, "train_time": elapsed, "classes": reports,
+                        "params": {"C": params.C, "eps": params.eps, "bias": params.bias}}
+        if self.streaming:
+            model.report["streaming"] = self.streaming
+        return model
+
+
+def _training_arrays(problem, params, streaming):
+    """(indptr, indices, data, n_cols) the binary fits get: in memory with the bias column
+    appended; streamed, the raw arrays (the blocks append the bias column as they are loaded;
+    none for a shard index, whose shards the fit streams one after another)."""
+    n_cols = problem.n_features + (1 if params.bias >= 0 else 0)
+    if streaming and _shard_sources(problem) is not None:
+        return None, None, None, n_cols
     if streaming:
-        model.report["streaming"] = streaming
-    return model
+        return problem.indptr, problem.indices, problem.data, n_cols
+    return with_bias(problem, params.bias)
 
 
 # values beyond this have squares (x'x, kernel distances) that overflow a double
@@ -254,16 +288,12 @@ def _check_finite(model, problem):
 
 # --- out-of-core and dask.distributed training --------------------------------------------------
 
-# solvers whose subproblems run as dask tasks (shipped with their rows, from any data source)
-DASK_TASK_SOLVERS = ("dcsvm",)
-
-
 def check_streaming(spec, params):
     """ParameterError when ``params`` ask for out-of-core or dask training that ``spec`` cannot
     do (the command line calls this before reading any data)."""
     from svmtool.solvers import specs
 
-    if params.dask is not None and spec.name in DASK_TASK_SOLVERS:
+    if params.dask is not None and spec.dask == "tasks":
         # the subproblems travel to the workers as tasks: no cache, no blocks
         from svmtool.engine.dask_backend import require_dask
 
@@ -272,11 +302,10 @@ def check_streaming(spec, params):
             raise ParameterError(f"-s {spec.name} cannot train out of core: --dask sends its "
                                  f"subproblems to the workers instead")
     elif params.dask is not None:
-        from svmtool.solvers.sharded import DASK_SOLVERS
-
-        if spec.name not in DASK_SOLVERS:
+        if spec.dask != "passes":
+            names = [s.name for mode in ("passes", "tasks") for s in specs() if s.dask == mode]
             raise ParameterError(f"--dask is not available for -s {spec.name} (only -s "
-                                 f"{', '.join(DASK_SOLVERS + DASK_TASK_SOLVERS)})")
+                                 f"{', '.join(names)})")
         from svmtool.engine.dask_backend import require_dask
 
         require_dask()
@@ -307,17 +336,16 @@ def memory_budget_bytes(params):
 
 
 def _train_with_tasks(problem, params, spec, callback, init_model):
-    """DC-SVM with --dask: the driver as in memory, the cluster subproblems of every level as
-    tasks on the cluster (the refine and conquer steps stay here)."""
-    from dataclasses import replace
-
+    """A solver whose subproblems go to the cluster as tasks (registry ``dask="tasks"``): its
+    driver as in memory, handed the session (DC-SVM: the cluster subproblems of every level;
+    the refine and conquer steps stay here)."""
     from svmtool.engine.dask_backend import Session
 
     check_streaming(spec, params)
     more = {} if init_model is None else {"init_model": init_model}
     with Session(params.dask) as session:
-        params = replace(params, dcsvm=replace(params.dcsvm, tasks=session))
-        model = spec.load_driver()(problem, params, spec, callback=callback, **more)
+        model = spec.load_driver()(problem, params, spec, callback=callback, tasks=session,
+                                   **more)
     model.report["streaming"] = "dask"
     return model
 
@@ -399,9 +427,9 @@ def _streaming_mode(problem, params, spec):
     return "blocks"
 
 
-def _streaming_fit(mode, problem, params, spec):
-    """(fit, close): the binary fit function of the out-of-core or dask path, bound to its data
-    source, and what to call when training is over (None: nothing)."""
+def _streaming_fit(mode, problem, params):
+    """(bind, close): ``bind(spec)`` is ``spec``'s fit on the out-of-core or dask path, bound to
+    the data source; ``close`` what to call when training is over (None: nothing)."""
     import functools
 
     from svmtool.engine.blocks import block_values_for
@@ -409,7 +437,7 @@ def _streaming_fit(mode, problem, params, spec):
     budget = memory_budget_bytes(params)
     if mode == "dask":
         from svmtool.engine.dask_backend import Session
-        from svmtool.solvers.sharded import fit as dask_fit
+        from svmtool.solvers.scale_out.sharded import fit as dask_fit
 
         if _shard_sources(problem) is not None:
             # each shard file is a piece of its own; the workers map them from their paths
@@ -418,25 +446,13 @@ def _streaming_fit(mode, problem, params, spec):
         else:
             path = os.path.abspath(_mapped_cache(problem))
         session = Session(params.dask)
-        fit = functools.partial(dask_fit, spec=spec, bias=float(params.bias),
-                                path=path, labels_y=problem.y, session=session,
-                                block_values=block_values_for(budget))
-        return fit, session.close
-    from svmtool.solvers.out_of_core import fit as block_fit
+        return (lambda spec: functools.partial(
+            dask_fit, spec=spec, bias=float(params.bias), path=path, labels_y=problem.y,
+            session=session, block_values=block_values_for(budget))), session.close
+    from svmtool.solvers.scale_out.out_of_core import streaming_fit
 
-    return functools.partial(block_fit, spec=spec, bias=float(params.bias),
-                             budget_bytes=budget, sources=_shard_sources(problem)), None
-
-
-def _row_dots(indptr, indices, data, w):
-    """x_i'w of every CSR row, in numpy (no numba import for a small warm-started run)."""
-    n = len(indptr) - 1
-    start = int(indptr[0])
-    counts = np.diff(np.asarray(indptr, dtype=np.int64))
-    rows = np.repeat(np.arange(n), counts)
-    stop = int(indptr[-1])
-    vals = data[start:stop] * w[indices[start:stop]]
-    return np.bincount(rows, weights=vals, minlength=n)
+    sources = _shard_sources(problem)
+    return (lambda spec: streaming_fit(spec, float(params.bias), budget, sources)), None
 
 
 def check_labels(problem, spec):
@@ -532,16 +548,12 @@ def cross_validate(problem: Problem, params: TrainParams = None, nr_fold: int = 
     Folds are contiguous slices of a seeded random permutation (as LIBLINEAR does); with fewer rows
     than folds, every row is its own fold (leave-one-out).
     """
-    params = make_params(params, kwargs)
+    params = for_one_run(make_params(params, kwargs))
     from svmtool.solvers import get_spec
 
-    if params.out_of_core or params.dask is not None:
-        raise ParameterError("cross validation (-v, -C) trains on copies of the folds in memory: "
-                             "it cannot be combined with --out-of-core or --dask")
+    refuse(check_cross_validation(params, nr_fold))
     check_labels(problem, get_spec(params.solver))     # before the folds lose the line numbers
     n = problem.n_rows
-    if nr_fold < 2:
-        raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {nr_fold})")
     if nr_fold > n:
         nr_fold = n
         warnings.warn("more folds than examples: doing leave-one-out")

@@ -16,17 +16,31 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`BiasRegParams` -- LIBLINEAR's -R: leave the bias weight out of the regulariser
   (-s 0, 2, 5, 6, 11, with -B 1).
 
-:meth:`TrainParams.check` checks all of them and returns one message naming the option that is
-wrong; nothing else checks option values.  Which options a solver reads is said by its registry
-entry (:mod:`svmtool.solvers`), which is how the command line refuses an option the chosen solver
-would ignore.
+Where options are checked -- each check is written once, here, and returns one message naming
+the option that is wrong:
+
+* :meth:`TrainParams.check` (called by :func:`make_params`, so by every entry of the API): every
+  value and the combinations of values, whatever the solver;
+* :func:`check_for_solver`: the combinations of options with a solver, from its registry entry
+  (:mod:`svmtool.solvers`): class weights of a problem without classes, a bias column of a
+  solver whose offset is rho; the API calls it for every training run;
+* :func:`check_cross_validation`: the number of folds and the data source of a cross
+  validation (``-v``, ``-C``).
+
+The command line calls the same functions before it reads any data, and checks there only what is
+its own: which option groups the chosen solver reads (its registry entry's ``options``), the
+model format, the publishing options (``--wait``, ``--validate``, ...).  The API checks what needs
+more than the options: labels against the task, --dask's and --out-of-core's needs (a cache, the
+dask extra: :func:`svmtool.api.check_streaming`), a warm-start model against the solver
+(:mod:`svmtool.solvers.common.warm`).
 """
 
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 LINE_SEARCHES = ("exact", "sorted", "gca2", "tca")
-# -s cp --loss: SVMperf's multivariate losses (Joachims 2005); svmtool.solvers.multivariate
+# -s cp --loss: SVMperf's multivariate losses (Joachims 2005);
+# svmtool.solvers.cutting_plane.multivariate
 PERF_LOSSES = ("errorrate", "f1", "prbep", "prec@k", "rec@k", "rocarea")
 DCD_ENGINES = ("auto", "jit", "python")
 DUAL_STARTS = ("margin", "scaled", "clipped", "cold")
@@ -144,7 +158,10 @@ class DcdParams:
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
     w_recalc: bool = False          # recompute w from alpha at the end
     rand_state: Any = field(default=None, compare=False, repr=False)  # shared LIBLINEAR rand()
-    # the alpha --init-model's w gives (svmtool.solvers.warm.dual_start); measured on the
+    # runtime: the work the pure-Python loop may still do in this training run (a one-element
+    # list, shared by the run's fits; see svmtool.solvers.dual_cd.dcd); None: a fit's own
+    python_work: Any = field(default=None, compare=False, repr=False)
+    # the alpha --init-model's w gives (svmtool.solvers.common.warm.dual_start); measured on the
     # nightly a9a scenario (now svmtool bench --suite warm-start) every variant lost to cold
     # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
     warm_start: str = "cold"
@@ -197,7 +214,8 @@ class BiasRegParams:
 
 @dataclass(frozen=True)
 class TrainParams:
-    solver: str = "dcd-l2"          # a name or number from svmtool.solvers.REGISTRY
+    solver: Optional[str] = None    # a name or number of svmtool.solvers.REGISTRY; None: its
+                                    # default (svmtool.solvers.DEFAULT_SOLVER)
     C: float = 1.0                  # LIBLINEAR's C: 1/2 w'w + C sum(loss_i)
     eps: Optional[float] = None     # stopping tolerance; None: the solver's default
     bias: float = -1.0              # LIBLINEAR's -B: < 0 no bias column, else its value
@@ -247,7 +265,7 @@ class TrainParams:
             return ("-e and --perf-e are two stopping rules of -s cp (relative, and SVMperf's "
                     "absolute one): give one of them")
         if self.time_limit is not None and not self.time_limit > 0:
-            return f"--time-limit must be > 0 seconds (got {self.time_limit})"
+            return f"--time-limit must be > 0 seconds (got {self.time_limit:g})"
         if self.memory_budget is not None and not (0 < self.memory_budget < float("inf")):
             return (f"--memory-budget must be a number of megabytes > 0 "
                     f"(got {self.memory_budget})")
@@ -268,6 +286,30 @@ class TrainParams:
         return None
 
 
+def check_for_solver(params, spec) -> Optional[str]:
+    """A message when ``params`` ask what the solver of registry entry ``spec`` cannot do (see the
+    module docstring), else None."""
+    if spec.task in ("regression", "one-class") and params.weights:
+        what = "regression" if spec.task == "regression" else "one-class SVM"
+        return (f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}): there are no "
+                f"classes")
+    if params.bias >= 0 and (spec.reads("libsvm") or spec.task == "one-class"):
+        return (f"-s {spec.name} takes no bias column (-B): its offset is rho, as in "
+                f"{'LIBSVM' if spec.reads('libsvm') else 'LIBLINEAR'}")
+    return None
+
+
+def check_cross_validation(params, nr_fold) -> Optional[str]:
+    """A message when ``nr_fold``-fold cross validation (``-v``, ``-C``) cannot run with
+    ``params``, else None."""
+    if nr_fold < 2:
+        return f"n-fold cross validation: n must be >= 2 (got {nr_fold})"
+    if params.out_of_core or params.dask is not None:
+        return ("cross validation (-v, -C) trains on copies of the folds in memory: it cannot "
+                "be combined with --out-of-core or --dask")
+    return None
+
+
 def check_dask_address(address) -> Optional[str]:
     """None when ``address`` is ``local:N`` (N >= 1) or a scheduler address, else a message."""
     a = str(address)
@@ -283,15 +325,27 @@ def check_dask_address(address) -> Optional[str]:
     return None
 
 
+def for_one_run(params):
+    """``params`` with the state the fits of one training run share (its one-vs-rest classes,
+    the folds of a cross validation or of the -C search): the pure-Python loop's work budget."""
+    if params.dcd.python_work is not None:
+        return params
+    return replace(params, dcd=replace(params.dcd, python_work=[]))
+
+
 def make_params(params, kwargs):
     """``params`` (or a new TrainParams) with ``kwargs`` applied, checked; ParameterError if not."""
     if params is None:
         params = TrainParams(**kwargs)
     elif kwargs:
         params = replace(params, **kwargs)
-    msg = params.check()
-    if msg:
+    refuse(params.check())
+    return params
+
+
+def refuse(message):
+    """Raise ParameterError(message) when a check returned one."""
+    if message:
         from svmtool.errors import ParameterError
 
-        raise ParameterError(msg)
-    return params
+        raise ParameterError(message)

@@ -2,7 +2,7 @@
 definitions with numpy alone (nothing from svmtool), and SVMperf 3.00's own programs when they
 are on PATH.
 
-The 1-slack problem of ``-s cp --loss`` (Joachims 2005; svmtool/solvers/multivariate.py)::
+The 1-slack problem of ``-s cp --loss`` (Joachims 2005; svmtool/solvers/cutting_plane/multivariate.py)::
 
     F(w) = 1/2 w'w + C n xi(w),
     xi(w) = max over labelings ybar of  Delta(y, ybar) - 1/n sum_{i: ybar_i != y_i} y_i w'x_i

@@ -18,8 +18,8 @@ from conftest import DATA, run_cli
 from linear_helpers import fit, load, primal
 from svmtool.engine import passes_cp
 from svmtool.engine.hinge import signs_and_costs
-from svmtool.solvers import cutting_plane
-from svmtool.solvers.qp import WorkingSet, simplex_qp
+from svmtool.solvers.cutting_plane import cutting_plane
+from svmtool.solvers.cutting_plane.qp import WorkingSet, simplex_qp
 
 HEART = DATA / "heart_scale"
 A9A = DATA / "a9a"

@@ -1,9 +1,9 @@
-"""1-slack cutting plane (svmtool.solvers.cutting_plane), its reduced QP (svmtool.solvers.qp)
-and the row passes (svmtool.engine.passes_cp).
+"""1-slack cutting plane (svmtool.solvers.cutting_plane.cutting_plane), its reduced QP
+(svmtool.solvers.cutting_plane.qp) and the row passes (svmtool.engine.passes_cp).
 
 Truths used: scipy.optimize on the reduced QP, scipy.sparse products, the L1-loss optimum of
-dual coordinate descent (svmtool.solvers.dcd at a tight tolerance: its primal and dual values
-bracket the optimum), and liblinear-official -s 3.
+dual coordinate descent (svmtool.solvers.dual_cd.dcd at a tight tolerance: its primal and dual
+values bracket the optimum), and liblinear-official -s 3.
 """
 
 import numpy as np
@@ -13,8 +13,8 @@ import scipy.sparse as sp
 from conftest import DATA, shared_file
 from linear_helpers import fit, load, primal
 from svmtool.engine import passes_cp
-from svmtool.solvers import cutting_plane
-from svmtool.solvers.qp import WorkingSet, simplex_qp
+from svmtool.solvers.cutting_plane import cutting_plane
+from svmtool.solvers.cutting_plane.qp import WorkingSet, simplex_qp
 
 HEART = DATA / "heart_scale"
 A9A = DATA / "a9a"

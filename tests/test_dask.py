@@ -119,8 +119,8 @@ def test_exact_line_search_sends_few_breakpoints(cluster, caches, tmp_path, data
     every row 30 times, so the minimiser's bucket holds ties down to a single bit pattern."""
     from svmtool.engine.dask_backend import Session
     from svmtool.engine.passes_cp import CPOracle
-    from svmtool.solvers.cutting_plane import HingeRisk
-    from svmtool.solvers.sharded import ShardedHingeRisk
+    from svmtool.solvers.cutting_plane.cutting_plane import HingeRisk
+    from svmtool.solvers.scale_out.sharded import ShardedHingeRisk
 
     path = caches["a9a"]
     prob = load_data(path)

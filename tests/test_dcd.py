@@ -1,4 +1,4 @@
-"""Dual coordinate descent (svmtool.solvers.dcd) and the CSR helpers (svmtool.ops.sparse).
+"""Dual coordinate descent (svmtool.solvers.dual_cd.dcd) and the CSR helpers (svmtool.ops.sparse).
 
 Truths used: scipy.sparse products, glibc's own rand() (through ctypes), liblinear-official's
 models (in a fresh subprocess for the bit-identical checks, its rand() state being global),
@@ -24,7 +24,10 @@ import scipy.sparse as sp
 from conftest import DATA, SHARED, shared_file
 from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_axpy, row_dot, row_sq_norms
 from svmtool.params import DcdParams, TrainParams
-from svmtool.solvers import dcd, get_spec
+from svmtool.solvers import get_spec
+from svmtool.solvers.common import rng as generators
+from svmtool.solvers.common._rng_jit import glibc_rand_fill
+from svmtool.solvers.dual_cd import dcd
 
 HEART = DATA / "heart_scale"
 A9A = DATA / "a9a"
@@ -130,14 +133,14 @@ def test_glibc_rand_emulation_matches_libc(seed):
     expected = np.array([libc.rand() for _ in range(2000)], dtype=np.uint64)
     libc.srand(1)
     got = np.empty(2000, dtype=np.uint64)
-    dcd.glibc_rand_fill(dcd.glibc_rand_state(seed), got)
+    glibc_rand_fill(generators.glibc_rand_state(seed), got)
     np.testing.assert_array_equal(got, expected)
 
 
 def test_glibc_rand_first_value_after_srand_1():
     # glibc's well-known first rand() value when unseeded (equivalently after srand(1))
     out = np.empty(2, dtype=np.uint64)
-    dcd.glibc_rand_fill(dcd.glibc_rand_state(1), out)
+    glibc_rand_fill(generators.glibc_rand_state(1), out)
     assert out.tolist() == [1804289383, 846930886]
 
 
@@ -401,7 +404,9 @@ def test_iteration_cap_warns(loss):
     assert r.iterations == 2
     msg = r.extra["warning"]
     assert msg and "maximum number of iterations (2)" in msg
-    assert r.extra["liblinear_fallback"] == ("L2R_L2LOSS_SVC" if loss == "l2" else None)
+    # -s 1 goes on with -s 2 at its cap, as LIBLINEAR: the registry says so, not the result
+    spec = get_spec("dcd-l2" if loss == "l2" else "dcd-l1")
+    assert (spec.fallback, spec.fallback_eps) == (("newton", 0.1) if loss == "l2" else ("", 0.1))
     assert r.extra["pg_violation"] > 1e-6
     ok = run(X, y, 0.1, loss=loss)                        # default eps, cap 300: converges
     assert ok.converged and ok.extra["warning"] is None
@@ -528,16 +533,20 @@ def test_hand_over_from_python_to_jitted_changes_nothing(budget, liblinear_rng):
     mixed = run(X, y, 2.0, dcd=DcdParams(python_budget=budget), **kw)
     assert jit.iterations * len(y) > 20000         # so the largest budget also hands over
     assert_same_result(mixed, jit)
-    with pytest.raises(ValueError, match="dcd_engine"):
-        run(X, y, 2.0, dcd=DcdParams(engine="fast"))
+    # the engine option is checked with every other option, before any solver runs
+    from svmtool.errors import ParameterError
+    from svmtool.params import make_params
+
+    with pytest.raises(ParameterError, match="dcd engine must be one of auto, jit, python"):
+        make_params(None, {"dcd": DcdParams(engine="fast")})
 
 
 def test_small_training_never_imports_numba_until_the_budget_is_spent(tmp_path):
     # a fresh process: training heart_scale from the command line stays in plain Python; with
     # the Python budget nearly spent the same run moves to the jitted loop, same model bytes
     model_a, model_b = tmp_path / "a.model", tmp_path / "b.model"
-    code = ("import sys; from svmtool.cli import run; from svmtool.solvers import dcd;"
-            "dcd._py_work_left[0] = int(sys.argv[2]);"
+    code = ("import sys; from svmtool.cli import run; from svmtool.solvers.dual_cd import dcd;"
+            "dcd.PY_WORK_BUDGET = int(sys.argv[2]);"
             f"rc = run(['train', '-q', {str(HEART)!r}, sys.argv[1]]);"
             "print(rc, 'numba' in sys.modules)")
     outs = [subprocess.run([sys.executable, "-c", code, str(m), b], capture_output=True,

@@ -10,9 +10,9 @@ from svmtool.models.early import EarlyModel, LocalPair
 from svmtool.ops.kernels import Kernel, Rows
 from svmtool.params import DcsvmParams, KernelParams, TrainParams
 from svmtool.problem import Problem
-from svmtool.solvers import dcsvm
-from svmtool.solvers.kernel_cd import solve
-from svmtool.solvers.kmeans import two_step
+from svmtool.solvers.dcsvm import dcsvm
+from svmtool.solvers.kernel.kernel_cd import solve
+from svmtool.solvers.dcsvm.kmeans import two_step
 
 from tests.conftest import run_cli, shared_file, write_svmlight
 from tests.test_kernel_cd import dense_qp, objective
@@ -88,7 +88,7 @@ def test_two_step_kmeans_linear_kernel_is_nearest_mean():
 
 def test_coarsen_nests_fine_clusters_by_nearest_centre():
     # linear kernel: feature-space centres are plain means, so the rule can be checked by numpy
-    from svmtool.solvers.kmeans import coarsen
+    from svmtool.solvers.dcsvm.kmeans import coarsen
 
     rng = np.random.default_rng(5)
     blobs = np.array([[0, 0], [8, 0], [0, 8], [8, 8]])
@@ -113,7 +113,7 @@ def test_coarsen_nests_fine_clusters_by_nearest_centre():
 
 
 def test_conquer_from_a_poor_start_meets_eps_on_every_row():
-    from svmtool.solvers.dcsvm_conquer import conquer, result_fields
+    from svmtool.solvers.dcsvm.dcsvm_conquer import conquer, result_fields
 
     prob = moons(500, seed=7)
     X = Rows.of(prob)
@@ -133,7 +133,7 @@ def test_conquer_from_a_poor_start_meets_eps_on_every_row():
 def test_conquer_from_zero_meets_eps_although_w_is_every_row():
     """alpha = 0 puts every row in W at once: the first (loose) round must not be the last, the
     loop goes on to a solve at eps."""
-    from svmtool.solvers.dcsvm_conquer import conquer, result_fields
+    from svmtool.solvers.dcsvm.dcsvm_conquer import conquer, result_fields
 
     prob = moons(300, seed=3)
     X = Rows.of(prob)
@@ -260,7 +260,7 @@ def test_small_problem_is_not_divided_and_early_is_exact(monkeypatch):
 
 def test_cluster_sums_and_label_check():
     from svmtool.ops.centres import nearest_centre
-    from svmtool.solvers.kmeans import cluster_sums
+    from svmtool.solvers.dcsvm.kmeans import cluster_sums
 
     rng = np.random.default_rng(4)
     block = rng.normal(size=(7, 30))

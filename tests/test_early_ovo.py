@@ -12,10 +12,10 @@ from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
 from svmtool.params import DcsvmParams, KernelParams, TrainParams
 from svmtool.problem import Problem
-from svmtool.solvers import early_ovo
+from svmtool.solvers.dcsvm import early_ovo
 from svmtool.ops.rows import take_rows
 from svmtool.ops.centres import nearest_centre, nearest_centres
-from svmtool.solvers.kmeans import Clustering, two_step
+from svmtool.solvers.dcsvm.kmeans import Clustering, two_step
 
 from tests.conftest import run_cli, shared_file, write_svmlight
 from tests.test_kernel_cd import dense_qp, objective

@@ -108,7 +108,7 @@ def test_cutting_plane_with_an_unreachable_eps_stops_with_a_warning(tmp_path, so
 def test_cap_foreseen_rule():
     """The rule checks iterations 100, 200, 400, ... only, and fires only when the worst-case
     estimate it * gap / target is beyond 100 times the cap."""
-    from svmtool.solvers.qp import cap_foreseen
+    from svmtool.solvers.cutting_plane.stopping import cap_foreseen
 
     assert cap_foreseen(100, 1e9, 1.0, 100000)
     assert not cap_foreseen(100, 1e5, 1.0, 100000)          # 1e7 iterations: exactly 100x, kept

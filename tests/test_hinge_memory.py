@@ -27,9 +27,9 @@ from svmtool import labels as L
 from svmtool.engine import hinge
 from svmtool.engine.passes_cp import CPOracle
 from svmtool.io.svmlight import load_svmlight
-from svmtool.solvers.cutting_plane import HingeRisk
-from svmtool.solvers.linesearch import HingeLine, _exact_walk
-from svmtool.solvers.ocas import make_search, solve_ocas
+from svmtool.solvers.cutting_plane.cutting_plane import HingeRisk
+from svmtool.solvers.cutting_plane.linesearch import HingeLine, _exact_walk
+from svmtool.solvers.cutting_plane.ocas import make_search, solve_ocas
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from svmtool.ops.kernels import Kernel, Rows
-from svmtool.solvers.kernel_cd import solve
+from svmtool.solvers.kernel.kernel_cd import solve
 from tests.test_kernels import numpy_kernel
 
 
@@ -107,7 +107,7 @@ def test_kernel_bias_is_an_extra_constant_feature():
 
 def test_compaction_of_the_active_rows(monkeypatch):
     # shrunk problems are copied into smaller ones (nested); same optimum as the dense QP
-    from svmtool.solvers import kernel_cd
+    from svmtool.solvers.kernel import kernel_cd
 
     monkeypatch.setattr(kernel_cd, "COMPACT_MIN_ROWS", 20)
     X, y = problem(21, n=150)
@@ -124,7 +124,7 @@ def test_compaction_of_the_active_rows(monkeypatch):
 def test_rebuild_after_shrinking_from_a_warm_start_is_exact(monkeypatch):
     # a warm start moves few variables: the rebuild of the shrunk rows' gradient adds only
     # their change to the gradient of the start; it must equal the gradient from scratch
-    from svmtool.solvers import kernel_cd
+    from svmtool.solvers.kernel import kernel_cd
 
     calls = {"full": 0}
     real = kernel_cd.gradient
@@ -149,7 +149,7 @@ def test_rebuild_after_shrinking_from_a_warm_start_is_exact(monkeypatch):
 def test_two_variable_step_is_the_box_minimum(seed):
     """The pair step's exact 2-variable box QP against a brute-force grid over the box
     (convex, indefinite and singular 2x2 curvatures; unconstrained minimum inside or outside)."""
-    from svmtool.solvers._kernel_cd_jit import _q2, _solve2
+    from svmtool.solvers.kernel._kernel_cd_jit import _q2, _solve2
 
     rng = np.random.default_rng(seed)
     for case in range(40):

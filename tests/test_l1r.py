@@ -81,7 +81,7 @@ def test_columns_are_scipys_csc_with_rows_in_order(seed):
     # a last column cut off by n_cols is left out, as the solvers' n_features asks
     import scipy.sparse as sp
 
-    from svmtool.solvers.l1r_svc import to_columns
+    from svmtool.solvers.primal_cd.l1r_svc import to_columns
 
     rng = np.random.default_rng(seed)
     a = sp.random(int(rng.integers(0, 40)), int(rng.integers(1, 15)), density=0.3,

@@ -83,7 +83,8 @@ def test_round_trip_with_probabilities(tmp_path):
 
 
 def test_iteration_cap_switches_to_primal_newton():
-    """At its cap -s 7 goes on with -s 0 (LIBLINEAR's rescue) and says so."""
+    """At its cap -s 7 goes on with -s 0 (LIBLINEAR's rescue, the registry's fallback through
+    train_one) and says so."""
     import scipy.sparse as sp
 
     from svmtool.params import TrainParams
@@ -92,8 +93,17 @@ def test_iteration_cap_switches_to_primal_newton():
     X, y = load_xy(HEART)
     X = sp.csr_matrix(X)
     y = np.where(y > 0, 1.0, -1.0)
+    from svmtool.solvers.common.train_one import train_one
+
     params = TrainParams(solver="lr-dual", eps=1e-9, max_iter=2)
-    res = get_spec("7").load()(X.indptr.astype(np.int64), X.indices, X.data, y, X.shape[1],
-                               1.0, 1.0, params)
+
+    def solve(spec, p, init_w):
+        return spec.load()(X.indptr.astype(np.int64), X.indices, X.data, y, X.shape[1], 1.0,
+                           1.0, p, init_w=init_w)
+
+    alone = solve(get_spec("7"), params, None)          # the dual solver alone stops at its cap
+    assert not alone.converged and alone.iterations == 2
+    res = train_one(get_spec("7"), solve, params)       # LIBLINEAR's train_one goes on
+    assert res.extra["dual_iterations"] == 2
     assert "switched to the primal Newton solver (-s 0)" in res.extra["notice"]
     assert res.gap_kind == "relative gradient norm"

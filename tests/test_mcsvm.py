@@ -1,4 +1,4 @@
-"""Crammer-Singer multi-class SVM by OCAS (svmtool.solvers.mcsvm), -s 4 / -s ocas-mc.
+"""Crammer-Singer multi-class SVM by OCAS (svmtool.solvers.cutting_plane.mcsvm), -s 4 / -s ocas-mc.
 
 Truths used: liblinear-official -s 4 at a tight tolerance (its objective, computed here with
 numpy from its weights, and its predictions) and its model reader.

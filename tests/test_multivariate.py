@@ -1,5 +1,5 @@
 """SVMperf's multivariate losses on the 1-slack cutting plane (``-s cp --loss``,
-svmtool.solvers.multivariate and its jitted sweep).
+svmtool.solvers.cutting_plane.multivariate and its jitted sweep).
 
 Truths used: brute force over every labeling of a tiny training set (the most violated
 constraint), brute force over every ranking (ROC area), the structural QP with all its
@@ -20,9 +20,9 @@ import perf_truth
 from conftest import shared_file
 from svmtool.engine.passes_cp import CPOracle
 from svmtool.params import CuttingPlaneParams, TrainParams
-from svmtool.solvers import _multivariate_jit as mj
-from svmtool.solvers import multivariate as mv
-from svmtool.solvers.ordinal import PairRisk
+from svmtool.solvers.cutting_plane import _multivariate_jit as mj
+from svmtool.solvers.cutting_plane import multivariate as mv
+from svmtool.solvers.cutting_plane.ordinal import PairRisk
 
 TABLE = ("f1", "errorrate", "prbep", "prec@k", "rec@k")
 
@@ -179,7 +179,7 @@ def test_errorrate_is_the_hinge_loss_of_cp():
     base = TrainParams(solver="cp", C=0.5, eps=1e-6)
     hinge = mv.fit(X.indptr, X.indices, X.data, y, 8, 0.5, 0.5, base)
     # the same problem through the table sweep (TableRisk): same optimum
-    from svmtool.solvers.cutting_plane import solve_cp
+    from svmtool.solvers.cutting_plane.cutting_plane import solve_cp
 
     risk = mv.TableRisk(CPOracle(X.indptr, X.indices, X.data, 8), y, 0.5, "errorrate")
     table = solve_cp(risk, 1e-6, 10000)

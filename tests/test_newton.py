@@ -13,8 +13,9 @@ from svmtool.engine.local import LocalOracle, split_rows
 from svmtool.io.svmlight import load_data
 from svmtool.params import TrainParams
 from svmtool.problem import Problem
-from svmtool.solvers import get_spec, newton
-from svmtool.solvers.objectives import make_objective
+from svmtool.solvers import get_spec
+from svmtool.solvers.newton import newton
+from svmtool.solvers.newton.objectives import make_objective
 
 from conftest import DATA, run_cli
 

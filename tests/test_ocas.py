@@ -1,4 +1,5 @@
-"""OCAS with exact / GCA2 / TCA line searches (svmtool.solvers.ocas, svmtool.solvers.linesearch).
+"""OCAS with exact / GCA2 / TCA line searches (svmtool.solvers.cutting_plane.ocas,
+svmtool.solvers.cutting_plane.linesearch).
 
 Truths used: a dense grid of f(mu) computed here with numpy, the L1-loss optimum of dual
 coordinate descent at a tight tolerance, and liblinear-official -s 3.
@@ -12,7 +13,7 @@ from linear_helpers import fit, load, primal
 from svmtool.params import CuttingPlaneParams, TrainParams
 from svmtool.solvers import get_spec
 from svmtool.engine.hinge import signs_and_costs
-from svmtool.solvers.linesearch import CSLine, GCA2Search, HingeLine, TCASearch
+from svmtool.solvers.cutting_plane.linesearch import CSLine, GCA2Search, HingeLine, TCASearch
 
 HEART = DATA / "heart_scale"
 A9A = DATA / "a9a"
@@ -63,7 +64,7 @@ def test_exact_line_search_is_the_minimum(seed):
 def test_selection_finds_the_point_of_the_sorted_walk(seed):
     # the O(n) quickselect-style search against OCAS's sort-and-walk, on the line above and on
     # raw breakpoint sets with many ties, including a minimiser exactly at a breakpoint
-    from svmtool.solvers.linesearch import _exact_select, _exact_walk
+    from svmtool.solvers.cutting_plane.linesearch import _exact_select, _exact_walk
 
     line, f = random_line(seed)
     assert line.exact() == pytest.approx(line.exact(sort=True), rel=1e-12, abs=1e-14)

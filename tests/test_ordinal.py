@@ -1,4 +1,5 @@
-"""Ordinal regression / ROC-area SVM (svmtool.solvers.ordinal, Joachims 2006 Algorithm 2).
+"""Ordinal regression / ROC-area SVM (svmtool.solvers.cutting_plane.ordinal, Joachims 2006 Algorithm
+2).
 
 Truths used: brute-force enumeration of every pair (counts, the pairwise hinge objective), and
 the optimum of the explicit pairwise problem (one row x_i - x_j per pair) solved by dual
@@ -13,7 +14,7 @@ from conftest import DATA, shared_file
 from svmtool.engine.passes_cp import pair_counts
 from svmtool.params import TrainParams
 from svmtool.solvers import get_spec
-from svmtool.solvers.ordinal import count_pairs, dense_ranks, groups
+from svmtool.solvers.cutting_plane.ordinal import count_pairs, dense_ranks, groups
 
 HEART = DATA / "heart_scale"
 
@@ -192,7 +193,7 @@ def test_letor_ohsumed_queries_shared():
 def test_ranking_metrics_vs_brute_force():
     from scipy.stats import kendalltau
 
-    from svmtool.solvers.ordinal import ranking_metrics
+    from svmtool.solvers.cutting_plane.ordinal import ranking_metrics
 
     rng = np.random.default_rng(4)
     n = 120

@@ -97,7 +97,7 @@ def test_block_minimisation_certificate(tmp_path, solver, loss):
     liblinear = pytest.importorskip("liblinear.liblinearutil")
     from svmtool.params import TrainParams
     from svmtool.solvers import get_spec
-    from svmtool.solvers.out_of_core import fit
+    from svmtool.solvers.scale_out.out_of_core import fit
 
     one = load_svmlight(str(DATA / "heart_scale"))
     rng = np.random.default_rng(2)             # four copies in different row orders: 4 blocks

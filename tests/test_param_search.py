@@ -11,7 +11,7 @@ import pytest
 
 from svmtool.io.svmlight import load_data
 from svmtool.params import TrainParams
-from svmtool.solvers.param_search import find_c, fold_split, start_C
+from svmtool.solvers.selection.param_search import find_c, fold_split, start_C
 
 from conftest import DATA, run_cli
 

@@ -131,7 +131,7 @@ def test_three_classes_mapped_by_label(heart):
 
 def test_new_features_start_at_zero_and_bias_is_rescaled(heart):
     from svmtool.solvers import get_spec
-    from svmtool.solvers.warm import linear_start
+    from svmtool.solvers.common.warm import linear_start
 
     model = api.train(heart, solver="newton", bias=1.0)
     w = linear_start(model, get_spec("newton"), model.labels, heart.n_features + 2, 2.0)
@@ -161,7 +161,7 @@ def test_another_class_set_or_kind_is_refused(heart, tmp_path):
 
 
 def test_kernel_warm_start_matches_support_vectors_by_content(heart):
-    from svmtool.solvers.warm import KernelStart
+    from svmtool.solvers.common.warm import KernelStart
     from svmtool.ops.kernels import Rows
 
     model = api.train(heart, solver="kernel", kernel=KernelParams(gamma=0.05), eps=1e-5)

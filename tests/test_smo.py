@@ -1,4 +1,4 @@
-"""LIBSVM's five problems (svmtool.solvers.smo, libsvm_train): the same objective, rho and
+"""LIBSVM's five problems (svmtool.solvers.kernel.smo, libsvm_train): the same objective, rho and
 support vectors as LIBSVM (libsvm-official, its C code in process) at -e 1e-5, certificates of
 optimality (duality gap, maximal violating pair), LIBSVM model files both ways."""
 
@@ -216,7 +216,7 @@ def test_warm_start_gradient_and_shared_row_cache(heart):
     gradient and G_bar (alpha seeding).  Both give the cold solve's solution to the tolerance;
     the shared cache computes no row twice."""
     from svmtool.ops.kernels import Kernel, Rows
-    from svmtool.solvers import smo
+    from svmtool.solvers.kernel import smo
 
     X = Rows(heart.indptr, heart.indices, heart.data, n_features=heart.n_features)
     kd = smo.KernelData(X, Kernel(2, 0.1, 0.0, 3, 0.0))

@@ -226,7 +226,7 @@ def test_leave_one_out_is_retraining_without_each_example(tmp_path, capsys, bias
     """-x 1: the leave-one-out error equals retraining from scratch without each example in
     turn (brute force; LIBSVM's C-SVC for -b 1, the box dual for -b 0), whatever SVMlight's
     xi-alpha pruning skipped."""
-    from svmtool.solvers.svmlight_train import LightParams, train
+    from svmtool.solvers.kernel.svmlight_train import LightParams, train
 
     rows = HEART.read_text().splitlines()[:36]
     tr = tmp_path / "tr"

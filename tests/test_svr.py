@@ -140,7 +140,7 @@ def test_start_c_of_svr_is_liblinears_formula():
 
     from svmtool.params import SvrParams, TrainParams
     from svmtool.problem import Problem
-    from svmtool.solvers.param_search import start_C
+    from svmtool.solvers.selection.param_search import start_C
 
     prob = Problem(indptr=np.array([0, 1, 3, 4]), indices=np.array([0, 0, 1, 1]),
                    data=np.array([1.0, 2.0, 1.0, 0.5]), y=np.array([3.0, -1.0, 0.2]),

@@ -155,13 +155,24 @@ def classify_files(prog, files):
     return test, model_file, files[2] if len(files) > 2 else "svm_predictions"
 
 
-def scan_options(argv, with_value, no_counterpart, prog, help_flags, long_options=False):
-    """The argument scan of Joachims' programs (SVMlight, SVMperf): options first, each a flag
-    followed by its value, then the file names.  Returns ``(options, files)``, options as
-    ``(name, value)`` pairs in order, or ``(None, None)`` when a help flag came first.
-    ``long_options``: also SVMperf's ``--b``-style options (two dashes, one letter)."""
+def scan_options(argv, with_value, no_counterpart, prog, help_flags, long_options=False, *,
+                 flags=(), arity=None, prefixed=(), end_marker="--", unknown=None, missing=None):
+    """The argument scan of the programs svmtool stands in for (SVMlight, SVMperf, LIBSVM):
+    options first, then the file names (an argument not starting with ``-``, or ``-`` itself,
+    ends the options; so does ``end_marker``, consumed).  Returns ``(options, files)``, options
+    as ``(name, value)`` pairs in order, or ``(None, None)`` when a help flag came first.
+
+    ``with_value``: the options followed by a value (``arity``: {option: k} for those followed
+    by k values, given as a tuple); ``no_counterpart``: options recognised but refused later
+    (they take a value too); ``flags``: options with no value (value None); ``prefixed``:
+    options whose name goes on (LIBSVM's ``-wLABEL weight``: the name is the whole text);
+    ``long_options``: also SVMperf's ``--b``-style options (two dashes, one letter).
+    ``unknown(option)`` and ``missing(option, k)`` give the messages (default Joachims')."""
     from svmtool.errors import ParameterError
 
+    arity = arity or {}
+    unknown = unknown or (lambda a: f"{prog}: unrecognized option {a}")
+    missing = missing or (lambda a, k: f"{prog}: option {a} needs a value")
     opts = []
     i = 0
     while i < len(argv):
@@ -170,16 +181,22 @@ def scan_options(argv, with_value, no_counterpart, prog, help_flags, long_option
             return None, None
         if not a.startswith("-") or a == "-":
             break
-        if a == "--":
+        if end_marker is not None and a == end_marker:
             i += 1
             break
+        if a in flags:
+            opts.append((a, None))
+            i += 1
+            continue
         short = len(a) == 2 or (long_options and a.startswith("--") and len(a) == 3)
-        if not short or (a not in with_value and a not in no_counterpart):
-            raise ParameterError(f"{prog}: unrecognized option {a}")
-        if i + 1 >= len(argv):
-            raise ParameterError(f"{prog}: option {a} needs a value")
-        opts.append((a, argv[i + 1]))
-        i += 2
+        known = short and (a in with_value or a in no_counterpart)
+        if not known and not any(a.startswith(p) and len(a) > len(p) for p in prefixed):
+            raise ParameterError(unknown(a))
+        k = arity.get(a, 1)
+        if i + k >= len(argv):
+            raise ParameterError(missing(a, k))
+        opts.append((a, argv[i + 1] if k == 1 else tuple(argv[i + 1:i + 1 + k])))
+        i += 1 + k
     return opts, list(argv[i:])
 
 

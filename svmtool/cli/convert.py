@@ -106,8 +106,35 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
     Numbers are written so that they read back bit for bit.  The cache is read by every
     command in place of the text (recognised by its first bytes).
     """
-    import os
     import time
+
+    _check_paths(input_path, output_path, scale_to, scale_y, save_ranges, restore_ranges)
+    fmt_in, fmt_out = _formats(input_path, output_path, from_, to, shards)
+    scaling = bool(scale_to or scale_y or save_ranges or restore_ranges)
+    if fmt_out in ("cache", "shards") and fmt_in == "data" and not scaling and \
+            not _is_cache_file(input_path):
+        return _stream(ctx, input_path, output_path, fmt_out, shards, zero_based,
+                       keep_comments, block_mb, quiet)
+    t0, jit0 = time.perf_counter(), jit_clock()
+    if fmt_in == "csv":
+        prob = _read_csv(input_path, label_column, csv_header, delimiter)
+    else:
+        prob = _read_data(ctx, input_path, zero_based, keep_comments, verify, quiet)
+    if not keep_comments:
+        prob.comments = None
+    t_read = time.perf_counter() - t0
+    info(ctx, f"read {input_path}: {prob.n_rows} rows, {prob.n_features} features, "
+              f"{prob.nnz} non-zeros {timed_note(t_read, jit_since(jit0))}", quiet)
+    ranges = None
+    if scaling:
+        prob, ranges = _scale(ctx, prob, scale_to, scale_y, restore_ranges, quiet)
+    _write(ctx, prob, output_path, fmt_out, shards, output_zero_based, quiet, ranges,
+           save_ranges)
+
+
+def _check_paths(input_path, output_path, scale_to, scale_y, save_ranges, restore_ranges):
+    """The combinations of files and scaling options, before anything is read."""
+    import os
 
     from svmtool.errors import ParameterError
 
@@ -123,6 +150,11 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
             os.path.samefile(input_path, output_path):
         raise ParameterError("IN and OUT are the same file")
 
+
+def _formats(input_path, output_path, from_, to, shards):
+    """(input format "csv" | "data", output format "cache" | "shards" | "svmlight")."""
+    from svmtool.errors import ParameterError
+
     fmt_in = from_
     if fmt_in == "auto":
         fmt_in = "csv" if input_path != "-" and \
@@ -131,69 +163,69 @@ def command(ctx, input_path, output_path, from_, to, zero_based, output_zero_bas
     if fmt_out == "auto":
         fmt_out = "cache" if output_path != "-" and \
             output_path.lower().endswith(CACHE_SUFFIXES) else "svmlight"
-
-    scaling = bool(scale_to or scale_y or save_ranges or restore_ranges)
     if shards is not None:
         if output_path == "-":
             raise ParameterError("--shards writes files beside OUT: OUT cannot be - (stdout)")
         if to == "svmlight":
             raise ParameterError("--shards writes caches: drop --to svmlight")
         fmt_out = "shards"
-    if fmt_out in ("cache", "shards") and fmt_in == "data" and not scaling and \
-            not _is_cache_file(input_path):
-        return _stream(ctx, input_path, output_path, fmt_out, shards, zero_based,
-                       keep_comments, block_mb, quiet)
+    return fmt_in, fmt_out
 
-    t0, jit0 = time.perf_counter(), jit_clock()
-    if fmt_in == "csv":
-        from svmtool.io.csv import load_csv
 
-        if delimiter is None:
-            delimiter = "\t" if _strip_compression(input_path).endswith(".tsv") else ","
-        if delimiter in ("\\t", "tab"):
-            delimiter = "\t"
-        if len(delimiter) != 1:
-            raise ParameterError(f"--delimiter must be one character (got {delimiter!r})")
-        prob = load_csv(input_path, label_column=label_column, header=csv_header,
-                        delimiter=delimiter)
+def _read_csv(input_path, label_column, csv_header, delimiter):
+    from svmtool.errors import ParameterError
+    from svmtool.io.csv import load_csv
+
+    if delimiter is None:
+        delimiter = "\t" if _strip_compression(input_path).endswith(".tsv") else ","
+    if delimiter in ("\\t", "tab"):
+        delimiter = "\t"
+    if len(delimiter) != 1:
+        raise ParameterError(f"--delimiter must be one character (got {delimiter!r})")
+    return load_csv(input_path, label_column=label_column, header=csv_header,
+                    delimiter=delimiter)
+
+
+def _read_data(ctx, input_path, zero_based, keep_comments, verify, quiet):
+    """svmlight text or a cache (``verify``: a cache's checksum and structure checked)."""
+    from svmtool.io.svmlight import load_data
+
+    if verify and input_path != "-":
+        from svmtool.io.cache import CACHE_MAGIC, is_cache, load_cache
+
+        with open(input_path, "rb") as f:
+            head = f.read(len(CACHE_MAGIC))
+        if is_cache(head):
+            return load_cache(input_path, verify=True)
+    return load_data(input_path, zero_based=zero_based, comments=keep_comments,
+                     progress=show_progress(ctx, quiet))
+
+
+def _scale(ctx, prob, scale_to, scale_y, restore_ranges, quiet):
+    """(scaled problem, ranges): svm-scale's rule, from --scale / --scale-y or a range file."""
+    import time
+
+    from svmtool.io.scale import compute_ranges, restore_ranges as read_ranges, scale
+
+    t1 = time.perf_counter()
+    if restore_ranges:
+        ranges = read_ranges(restore_ranges)
     else:
-        from svmtool.io.svmlight import load_data
+        lower, upper = scale_to or (-1.0, 1.0)
+        ranges = compute_ranges(prob, lower, upper, y_range=scale_y)
+    nnz_before = prob.nnz
+    prob = scale(prob, ranges, warn=warn)
+    info(ctx, f"scaled to [{ranges.lower:g},{ranges.upper:g}]: {len(ranges.index)} features "
+              f"with ranges, {nnz_before} -> {prob.nnz} non-zeros in "
+              f"{time.perf_counter() - t1:.3f} s", quiet)
+    return prob, ranges
 
-        if verify and input_path != "-":
-            from svmtool.io.cache import CACHE_MAGIC, is_cache, load_cache
 
-            with open(input_path, "rb") as f:
-                head = f.read(len(CACHE_MAGIC))
-            if is_cache(head):
-                prob = load_cache(input_path, verify=True)
-            else:
-                prob = load_data(input_path, zero_based=zero_based, comments=keep_comments,
-                                 progress=show_progress(ctx, quiet))
-        else:
-            prob = load_data(input_path, zero_based=zero_based, comments=keep_comments,
-                             progress=show_progress(ctx, quiet))
-    if not keep_comments:
-        prob.comments = None
-    t_read = time.perf_counter() - t0
-    info(ctx, f"read {input_path}: {prob.n_rows} rows, {prob.n_features} features, "
-              f"{prob.nnz} non-zeros {timed_note(t_read, jit_since(jit0))}", quiet)
-
-    if scale_to or scale_y or save_ranges or restore_ranges:
-        from svmtool.io.scale import compute_ranges, restore_ranges as read_ranges, scale
-
-        t1 = time.perf_counter()
-        if restore_ranges:
-            ranges = read_ranges(restore_ranges)
-        else:
-            lower, upper = scale_to or (-1.0, 1.0)
-            ranges = compute_ranges(prob, lower, upper, y_range=scale_y)
-        nnz_before = prob.nnz
-        prob = scale(prob, ranges, warn=warn)
-        info(ctx, f"scaled to [{ranges.lower:g},{ranges.upper:g}]: {len(ranges.index)} features "
-                  f"with ranges, {nnz_before} -> {prob.nnz} non-zeros in "
-                  f"{time.perf_counter() - t1:.3f} s", quiet)
-    else:
-        ranges = None
+def _write(ctx, prob, output_path, fmt_out, shards, output_zero_based, quiet, ranges,
+           save_ranges):
+    """OUT in its format, then the ranges of --save-ranges."""
+    import os
+    import time
 
     t2 = time.perf_counter()
     if fmt_out == "shards":

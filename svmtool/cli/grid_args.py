@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from svmtool.cli.common import warn
-from svmtool.cli.libsvm_cli import SVM_TYPES, _int, _number
+from svmtool.cli.libsvm_cli import _int, _number
 from svmtool.errors import ParameterError
 from svmtool.selection.spec import DEFAULT_LOG2C, DEFAULT_LOG2G, DEFAULT_FOLD, parse_range
 
@@ -181,22 +181,22 @@ def solver_name(a):
             raise ParameterError(f"-s {s}: svm-train's types are 0 to 4 (C-SVC, nu-SVC, "
                                  f"one-class, epsilon-SVR, nu-SVR); svmtool's other solvers "
                                  f"go by name (-s dcd-l2, -s dcsvm, ...)")
-        return SVM_TYPES[k]
+        from svmtool.solvers import libsvm_spec
+
+        return libsvm_spec(k).name
     return s
 
 
 def build_params(a, spec_name):
     """TrainParams of every cell from the pass-through options (svm-train's names)."""
-    from svmtool.cli.libsvm_cli import SVM_TYPES, check_train_settings, train_params
+    from svmtool.cli.libsvm_cli import check_train_settings, train_defaults, train_params
     from svmtool.params import DcsvmParams, KernelParams, TrainParams, make_params
     from svmtool.solvers import get_spec
 
     spec = get_spec(spec_name)
     t = a.train
-    if spec.name in SVM_TYPES:
-        s = {"svm_type": SVM_TYPES.index(spec.name), "kernel_type": 2, "degree": 3,
-             "gamma": 0.0, "coef0": 0.0, "nu": 0.5, "cache": 100.0, "C": 1.0, "eps": 1e-3,
-             "p": 0.1, "shrinking": 1, "probability": 0, "weights": a.weights}
+    if spec.libsvm_id is not None:
+        s = dict(train_defaults(), svm_type=spec.libsvm_id, weights=a.weights)
         conv = {"t": ("kernel_type", int), "d": ("degree", int), "r": ("coef0", float),
                 "n": ("nu", float), "m": ("cache", float), "e": ("eps", float),
                 "p": ("p", float), "h": ("shrinking", int), "b": ("probability", int)}

@@ -44,7 +44,7 @@ def easy(ctx, a, quiet, started):
 
     say = (lambda line: None) if quiet else click.echo
     params, spec = build_params(a, solver_name(a))
-    if spec.name != "c_svc":
+    if spec.libsvm_id != 0:
         raise ParameterError(f"--easy is easy.py's C-SVC job (-s 0); -s {spec.name} goes "
                              f"through svmtool grid without --easy")
     train = load_data(a.data)

@@ -38,10 +38,9 @@ import sys
 
 import click
 
-from svmtool.cli.common import is_quiet, note_quiet, show_progress, warn
+from svmtool.cli.common import is_quiet, note_quiet, scan_options, show_progress, warn
 from svmtool.errors import ParameterError
 
-SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
@@ -74,58 +73,48 @@ def _int(opt, text):
 # ------------------------------------------------------------------------------------------------
 # svm-train
 
+def _scan(args, prog, with_value, flags=(), arity=None, prefixed=(), has="", counted=False):
+    """LIBSVM's argument loop on svmtool's scan (svmtool.cli.common.scan_options): LIBSVM's
+    messages (``counted``: "needs k value(s)"), no ``--``."""
+    return scan_options(
+        list(args), with_value, (), prog, (), flags=flags, arity=arity, prefixed=prefixed,
+        end_marker=None, unknown=lambda a: f"unknown option: {a} ({prog} {has})",
+        missing=lambda a, k: (f"option {a} needs {k} value(s)" if counted
+                              else f"option {a} needs a value"))
+
+
+_TRAIN_NUMBERS = {"-g": "gamma", "-r": "coef0", "-n": "nu", "-m": "cache", "-c": "C", "-e": "eps",
+                  "-p": "p"}
+_TRAIN_INTEGERS = {"-s": "svm_type", "-t": "kernel_type", "-d": "degree", "-h": "shrinking",
+                   "-b": "probability"}
+
+
+def train_defaults():
+    """svm-train's settings before its options are read (LIBSVM's defaults)."""
+    return {"svm_type": 0, "kernel_type": 2, "degree": 3, "gamma": 0.0, "coef0": 0.0, "nu": 0.5,
+            "cache": 100.0, "C": 1.0, "eps": 1e-3, "p": 0.1, "shrinking": 1, "probability": 0,
+            "weights": [], "quiet": False, "folds": None}
+
+
 def parse_train_args(args):
     """LIBSVM svm-train's argument vector -> (settings dict, data file, model file)."""
-    s = {"svm_type": 0, "kernel_type": 2, "degree": 3, "gamma": 0.0, "coef0": 0.0, "nu": 0.5,
-         "cache": 100.0, "C": 1.0, "eps": 1e-3, "p": 0.1, "shrinking": 1, "probability": 0,
-         "weights": [], "quiet": False, "folds": None}
-    i = 0
-    args = list(args)
-    while i < len(args) and args[i].startswith("-") and len(args[i]) > 1:
-        opt = args[i]
+    s = train_defaults()
+    opts, rest = _scan(args, "svm-train", tuple(_TRAIN_NUMBERS) + tuple(_TRAIN_INTEGERS) + ("-v",),
+                       flags=("-q",), prefixed=("-w",), has="has no such option")
+    for opt, val in opts:
         if opt == "-q":
             s["quiet"] = True
-            i += 1
-            continue
-        if i + 1 >= len(args):
-            raise ParameterError(f"option {opt} needs a value")
-        val = args[i + 1]
-        i += 2
-        key = opt[1:]
-        if key == "s":
-            s["svm_type"] = _int(opt, val)
-        elif key == "t":
-            s["kernel_type"] = _int(opt, val)
-        elif key == "d":
-            s["degree"] = _int(opt, val)
-        elif key == "g":
-            s["gamma"] = _number(opt, val)
-        elif key == "r":
-            s["coef0"] = _number(opt, val)
-        elif key == "n":
-            s["nu"] = _number(opt, val)
-        elif key == "m":
-            s["cache"] = _number(opt, val)
-        elif key == "c":
-            s["C"] = _number(opt, val)
-        elif key == "e":
-            s["eps"] = _number(opt, val)
-        elif key == "p":
-            s["p"] = _number(opt, val)
-        elif key == "h":
-            s["shrinking"] = _int(opt, val)
-        elif key == "b":
-            s["probability"] = _int(opt, val)
-        elif key == "v":
+        elif opt in _TRAIN_NUMBERS:
+            s[_TRAIN_NUMBERS[opt]] = _number(opt, val)
+        elif opt in _TRAIN_INTEGERS:
+            s[_TRAIN_INTEGERS[opt]] = _int(opt, val)
+        elif opt == "-v":
             n = _int(opt, val)
             if n < 2:
                 raise ParameterError("n-fold cross validation: n must >= 2")
             s["folds"] = n
-        elif key.startswith("w") and len(key) > 1:
-            s["weights"].append((_int(opt, key[1:]), _number(opt, val)))
-        else:
-            raise ParameterError(f"unknown option: {opt} (svm-train has no such option)")
-    rest = args[i:]
+        else:                                           # -wLABEL weight
+            s["weights"].append((_int(opt, opt[2:]), _number(opt, val)))
     if len(rest) not in (1, 2):
         _usage("svm-train")
     data = rest[0]
@@ -165,10 +154,11 @@ def check_train_settings(s):
 def train_params(s, n_features=None):
     from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams,
                                 TrainParams)
+    from svmtool.solvers import libsvm_spec
 
     gamma = s["gamma"] if s["gamma"] > 0 else None
     return TrainParams(
-        solver=SVM_TYPES[s["svm_type"]], C=float(s["C"]), eps=float(s["eps"]),
+        solver=libsvm_spec(s["svm_type"]).name, C=float(s["C"]), eps=float(s["eps"]),
         weights=tuple((float(k), float(v)) for k, v in s["weights"]) if s["svm_type"] == 0
         else (), shrinking=bool(s["shrinking"]),
         kernel=KernelParams(kernel_type=int(s["kernel_type"]), gamma=gamma,
@@ -187,7 +177,7 @@ def run_train(ctx, args):
     from svmtool import api
     from svmtool.io.svmlight import load_data
     from svmtool.solvers import get_spec
-    from svmtool.solvers.libsvm_train import cross_validation
+    from svmtool.solvers.kernel.libsvm_train import cross_validation
 
     params = train_params(s)
     prob = load_data(data, zero_based=s["kernel_type"] == 4)
@@ -257,24 +247,14 @@ def _scc(pred, y):
 
 def parse_predict_args(args):
     s = {"probability": 0, "quiet": False}
-    args = list(args)
-    i = 0
-    while i < len(args) and args[i].startswith("-") and len(args[i]) > 1:
-        opt = args[i]
+    opts, rest = _scan(args, "svm-predict", ("-b",), flags=("-q",), has="has -b and -q")
+    for opt, val in opts:
         if opt == "-q":
             s["quiet"] = True
-            i += 1
             continue
-        if opt == "-b":
-            if i + 1 >= len(args):
-                raise ParameterError("option -b needs a value")
-            s["probability"] = _int(opt, args[i + 1])
-            if s["probability"] not in (0, 1):
-                raise ParameterError("-b: probability must be 0 or 1")
-            i += 2
-            continue
-        raise ParameterError(f"unknown option: {opt} (svm-predict has -b and -q)")
-    rest = args[i:]
+        s["probability"] = _int(opt, val)
+        if s["probability"] not in (0, 1):
+            raise ParameterError("-b: probability must be 0 or 1")
     if len(rest) != 3:
         _usage("svm-predict")
     return s, rest[0], rest[1], rest[2]
@@ -340,27 +320,19 @@ def run_predict(ctx, args):
 
 def parse_scale_args(args):
     s = {"lower": -1.0, "upper": 1.0, "y": None, "save": None, "restore": None}
-    args = list(args)
-    i = 0
-    while i < len(args) and args[i].startswith("-") and len(args[i]) > 1:
-        opt = args[i]
-        if opt not in ("-l", "-u", "-y", "-s", "-r"):
-            raise ParameterError(f"unknown option: {opt} (svm-scale has -l -u -y -s -r)")
-        need = 2 if opt == "-y" else 1
-        if i + need >= len(args):
-            raise ParameterError(f"option {opt} needs {need} value(s)")
+    opts, rest = _scan(args, "svm-scale", ("-l", "-u", "-y", "-s", "-r"), arity={"-y": 2},
+                       has="has -l -u -y -s -r", counted=True)
+    for opt, val in opts:
         if opt == "-l":
-            s["lower"] = _number(opt, args[i + 1])
+            s["lower"] = _number(opt, val)
         elif opt == "-u":
-            s["upper"] = _number(opt, args[i + 1])
+            s["upper"] = _number(opt, val)
         elif opt == "-y":
-            s["y"] = (_number(opt, args[i + 1]), _number(opt, args[i + 2]))
+            s["y"] = (_number(opt, val[0]), _number(opt, val[1]))
         elif opt == "-s":
-            s["save"] = args[i + 1]
+            s["save"] = val
         else:
-            s["restore"] = args[i + 1]
-        i += need + 1
-    rest = args[i:]
+            s["restore"] = val
     if len(rest) != 1:
         _usage("svm-scale")
     if not s["upper"] > s["lower"] or (s["y"] is not None and not s["y"][1] > s["y"][0]):
@@ -373,8 +345,8 @@ def parse_scale_args(args):
 def run_scale(ctx, args):
     s, data = parse_scale_args(args)
     from svmtool.io.output import open_output
-    from svmtool.io.scale import (compute_ranges, iter_svm_scale_text, restore_ranges,
-                                  save_ranges, scale)
+    from svmtool.io.scale import (compute_ranges, iter_svm_scale_text, restore_ranges, save_ranges,
+                                  scale)
     from svmtool.io.svmlight import load_data
 
     prob = load_data(data)

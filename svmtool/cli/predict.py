@@ -145,7 +145,7 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
             out.write("\n")
 
     if ranking:
-        from svmtool.solvers.ordinal import ranking_report_lines
+        from svmtool.solvers.cutting_plane.ordinal import ranking_report_lines
 
         ys = np.concatenate(rank_y) if rank_y else np.zeros(0)
         ss = np.concatenate(rank_s) if rank_s else np.zeros(0)

@@ -130,7 +130,7 @@ def score(model, problem, metric):
 
     scores = model.decision_function(problem)
     if metric == "pairwise accuracy":
-        from svmtool.solvers.ordinal import ranking_metrics
+        from svmtool.solvers.cutting_plane.ordinal import ranking_metrics
 
         overall, _ = ranking_metrics(problem.y, scores[:, 0], problem.qid)
         return 100.0 * float(overall["pairwise_accuracy"])

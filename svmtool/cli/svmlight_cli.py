@@ -1,5 +1,5 @@
 """``svmtool svm_learn`` / ``svmtool svm_classify``: SVMlight 6.02's command lines on svmtool's
-solvers (:mod:`svmtool.solvers.svmlight_train`).
+solvers (:mod:`svmtool.solvers.kernel.svmlight_train`).
 
 The argument vectors are SVMlight's: options first (each ``-X VALUE``), then the files
 (``svm_learn [options] example_file [model_file]``, model_file defaulting to ``svm_model``;
@@ -19,7 +19,7 @@ svm_learn's options and what they become:
   the xi-alpha estimates (printed after every classification run, as SVMlight does), ``-k 0``
   (depth 0, the only one here);
 * ``-x 1`` (classification): leave-one-out by retraining where the xi-alpha bound cannot
-  decide, SVMlight's pruning (:func:`svmtool.solvers.svmlight_train.leave_one_out`);
+  decide, SVMlight's pruning (:func:`svmtool.solvers.kernel.svmlight_train.leave_one_out`);
 * ``-k`` > 0, ``-i -f -q -n -h -# -y -a -l -p``:
   no counterpart here, refused with one line naming the option (exit 2), where SVMlight would
   print its help and exit 0.
@@ -106,7 +106,7 @@ The model: SVMlight's or SVMperf's, or any svmtool model with one decision funct
 
 def learn_settings(argv):
     """Everything svm_learn's command line says, checked before any data is read."""
-    from svmtool.solvers.svmlight_train import LightParams
+    from svmtool.solvers.kernel.svmlight_train import LightParams
 
     opts, files = scan_options(argv, LEARN_OPTIONS, NO_COUNTERPART, "svm_learn", ("-?", "--help"))
     if opts is None:
@@ -225,7 +225,7 @@ def learn_command(ctx, argv):
     from svmtool.io.output import open_output
     from svmtool.io.svmlight import load_data
     from svmtool.io.svmlight_model import svmlight_text
-    from svmtool.solvers import svmlight_train
+    from svmtool.solvers.kernel import svmlight_train
 
     lp = s["params"]
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")

@@ -1,12 +1,13 @@
 """``svmtool svm_perf_learn`` / ``svmtool svm_perf_classify``: SVMperf 3.00's command lines on
-svmtool's 1-slack cutting plane (``-s cp --loss``, :mod:`svmtool.solvers.multivariate`).
+svmtool's 1-slack cutting plane (``-s cp --loss``,
+:mod:`svmtool.solvers.cutting_plane.multivariate`).
 
 The argument vectors are SVMperf's: options first (each ``-X VALUE``, SVMperf's own options
 ``--X VALUE``), then the files.  What they become:
 
 * ``-c C`` (required, as in SVMperf): C in SVMperf's convention, ``C = C_perf * 100 / n``;
 * ``-e E`` (default 0.1, percent of the loss): ``--perf-e E`` of ``-s cp``, SVMperf's own
-  stopping rule (:mod:`svmtool.solvers.cutting_plane`), one to one;
+  stopping rule (:mod:`svmtool.solvers.cutting_plane.cutting_plane`), one to one;
 * ``-l L`` (default 2): 1 F1, 2 error rate, 3 PRBEP, 4 prec@k, 5 rec@k, 10 ROC area;
   0 (zero/one loss of the whole vector) and 11 (average precision) are refused;
 * ``-w A`` (default 9): 0, 1, 2, 3, 4 and 9 all become svmtool's 1-slack cutting plane -- SVMperf
@@ -200,12 +201,13 @@ def learn_command(ctx, argv):
     from svmtool.io.svmlight_model import svmlight_text
     from svmtool.io.output import open_output
     from svmtool.params import CuttingPlaneParams, TrainParams
+    from svmtool.solvers import program_spec
 
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     loss = s["loss_name"]
     bias = abs(s["bias"]) if s["bias"] != 0 else -1.0
-    params = TrainParams(solver="cp", C=1.0, bias=bias, perf_c=s["C"],
-                         cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"],
+    params = TrainParams(solver=program_spec("svm_perf_learn").name, C=1.0, bias=bias,
+                         perf_c=s["C"], cp=CuttingPlaneParams(loss=loss, k_fraction=s["k_fraction"],
                                                perf_eps=s["eps"]))
     msg = params.check()
     if msg:

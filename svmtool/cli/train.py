@@ -8,8 +8,14 @@ import click
 from click.core import ParameterSource
 
 from svmtool.cli.common import is_quiet, quiet_option, warn, zero_based_option
-from svmtool.cli.publish import read_training_data, train_and_publish
+from svmtool.cli.publish import TrainJob, read_training_data, train_and_publish
 from svmtool.errors import ParameterError
+from svmtool.params import (LINE_SEARCHES, PERF_LOSSES, CuttingPlaneParams, DcsvmParams,
+                            KernelParams, OneClassParams, SvrParams, TrainParams, refuse)
+
+# the options' defaults are the parameter dataclasses' (one fact in one place)
+_TRAIN, _KERNEL, _DCSVM = TrainParams(), KernelParams(), DcsvmParams()
+_CP, _SVR, _ONECLASS = CuttingPlaneParams(), SvrParams(), OneClassParams()
 
 _WEIGHT = re.compile(r"^-w([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)$")
 
@@ -41,6 +47,13 @@ def _solver_table():
     return "\b\nSolvers (-s NAME or LIBLINEAR's number):\n" + help_table(78)
 
 
+def _default_solver():
+    from svmtool.solvers import get_spec
+
+    spec = get_spec(_TRAIN.solver)
+    return spec.name + ("" if spec.liblinear_id is None else f", LIBLINEAR's {spec.liblinear_id}")
+
+
 # option name on the command line -> the TrainParams option group it belongs to
 OPTION_GROUPS = {
     "kernel": ("-t", "-g", "-d", "-r", "-m"),
@@ -67,9 +80,10 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
                       + _solver_table())
 @click.argument("train_file", metavar="TRAIN")
 @click.argument("model_file", metavar="[MODEL]", required=False)
-@click.option("-s", "solver", default="1", show_default=True,
-              help="Solver: a name or LIBLINEAR's number (the table below).")
-@click.option("-c", "C", type=float, default=1.0, show_default=True,
+@click.option("-s", "solver", default=_TRAIN.solver,
+              help=f"Solver: a name or LIBLINEAR's number (the table below).  [default: "
+                   f"{_default_solver()}]")
+@click.option("-c", "C", type=float, default=_TRAIN.C, show_default=True,
               help="Cost C of 1/2 w'w + C sum(loss_i) (LIBLINEAR's and SVMlight's convention).")
 @click.option("-e", "eps", type=float, default=None,
               help="Stopping tolerance (default per solver; dual solvers: max projected-gradient "
@@ -88,7 +102,7 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
               help="Find C by n-fold cross validation (-v n, default 5) along a warm-started "
                    "doubling path, as LIBLINEAR's -C; prints each C and the best; writes no "
                    "model.")
-@click.option("--seed", type=int, default=1, show_default=True,
+@click.option("--seed", type=int, default=_TRAIN.seed, show_default=True,
               help="Seed of the random permutations and of the cross-validation folds.")
 @click.option("--max-iter", type=int, default=None,
               help="Outer-iteration cap (default per solver, as LIBLINEAR's).")
@@ -110,21 +124,23 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
                    "or local:N (N local worker processes).  TRAIN must be a cache or a shard "
                    "index (convert --shards) all workers can read at the same paths.  Needs the "
                    "'dask' extra.")
-@click.option("-t", "kernel_type", type=int, default=2, show_default=True,
+@click.option("-t", "kernel_type", type=int, default=_KERNEL.kernel_type, show_default=True,
               help="Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
                    "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "
                    "tanh(gamma u'v + coef0).")
 @click.option("-g", "gamma", type=float, default=None,
               help="Kernel gamma (default 1/number of features).")
-@click.option("-d", "degree", type=int, default=3, show_default=True, help="Polynomial degree.")
-@click.option("-r", "coef0", type=float, default=0.0, show_default=True, help="Kernel coef0.")
-@click.option("-m", "cache_mb", type=float, default=100.0, show_default=True,
+@click.option("-d", "degree", type=int, default=_KERNEL.degree, show_default=True,
+              help="Polynomial degree.")
+@click.option("-r", "coef0", type=float, default=_KERNEL.coef0, show_default=True,
+              help="Kernel coef0.")
+@click.option("-m", "cache_mb", type=float, default=_KERNEL.cache_mb, show_default=True,
               help="Kernel row cache size in MB (kernel solvers).")
-@click.option("--levels", type=int, default=4, show_default=True,
+@click.option("--levels", type=int, default=_DCSVM.levels, show_default=True,
               help="DC-SVM: number of levels; level l has k^l clusters.")
-@click.option("--clusters", "k_clusters", type=int, default=4, show_default=True,
+@click.option("--clusters", "k_clusters", type=int, default=_DCSVM.k_clusters, show_default=True,
               help="DC-SVM: k, the branching factor of the clustering.")
-@click.option("--sample", "sample_size", type=int, default=1000, show_default=True,
+@click.option("--sample", "sample_size", type=int, default=_DCSVM.sample, show_default=True,
               help="DC-SVM: points sampled for kernel k-means at each level.")
 @click.option("--early", "early", is_flag=True,
               help="DC-SVM: stop at a level (--early-level) and save an early-prediction model "
@@ -143,7 +159,7 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @click.option("--test", "test_file", type=click.Path(dir_okay=False), default=None,
               help="DC-SVM: report the accuracy of every level on this test file.")
 @click.option("--line-search", "line_search",
-              type=click.Choice(["exact", "sorted", "gca2", "tca"]), default=None,
+              type=click.Choice(LINE_SEARCHES), default=None,
               help="OCAS line search (-s ocas, ocas-mc): exact (the exact minimiser by "
                    "selection, O(n)), sorted (the same by OCAS's sort of the breakpoints, "
                    "O(n log n)), gca2 (Arnosti's grid search) or tca (three-point search).")
@@ -154,23 +170,22 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
               help="OCAS: turn off the guard that takes a small positive step after the line "
                    "search returned mu = 0 five times in a row.")
 @click.option("--loss", "perf_loss",
-              type=click.Choice(["errorrate", "f1", "prbep", "prec@k", "rec@k", "rocarea"]),
-              default=None,
+              type=click.Choice(PERF_LOSSES), default=None,
               help="-s cp: SVMperf's multivariate loss of the whole prediction vector (its -l): "
                    "errorrate (the hinge loss, -s cp's default problem), f1, prbep "
                    "(precision/recall break-even), prec@k, rec@k, rocarea; C as for the hinge "
                    "loss (--perf-c: SVMperf's C).  Use -B 1 for a threshold, as SVMperf's --b 1.")
-@click.option("--k-fraction", "k_fraction", type=float, default=0.0,
+@click.option("--k-fraction", "k_fraction", type=float, default=_CP.k_fraction,
               help="--loss prec@k / rec@k: k = this fraction of the positive training rows "
                    "(SVMperf's --p; default 0.5 for prec@k, 2 for rec@k).")
 @click.option("--perf-e", "perf_eps", type=float, default=None,
               help="-s cp: stop by SVMperf's own rule with its -e (an absolute tolerance on its "
                    "slack, in percent of the loss: svm_perf_learn -w 3 -e E is --perf-e E), "
                    "instead of -e's relative rule.")
-@click.option("-p", "svr_p", type=float, default=0.1, show_default=True,
+@click.option("-p", "svr_p", type=float, default=_SVR.p, show_default=True,
               help="SVR (-s 11, 12, 13): the width epsilon of the insensitive tube, no loss "
                    "while |w'x - y| <= epsilon (LIBLINEAR's -p).")
-@click.option("-n", "nu", type=float, default=0.5, show_default=True,
+@click.option("-n", "nu", type=float, default=_ONECLASS.nu, show_default=True,
               help="One-class SVM (-s 21): nu, the fraction of support vectors "
                    "(LIBLINEAR's -n).")
 @click.option("-R", "no_reg_bias", is_flag=True,
@@ -213,7 +228,7 @@ _PARAM_OF = {"-t": "kernel_type", "-g": "gamma", "-d": "degree", "-r": "coef0", 
 @quiet_option
 @click.pass_context
 def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, seed, max_iter,
-            liblinear_rng, no_shrinking, threads, zero_based, quiet, **kernel_opts):
+            liblinear_rng, no_shrinking, threads, zero_based, quiet, **opts):
     """Train a model on TRAIN and write it to MODEL.
 
     TRAIN is svmlight/libsvm text (plain, gzip, bzip2 or xz), - for stdin, or a binary cache
@@ -228,41 +243,44 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
 
     t_command = time.monotonic()
     quiet = is_quiet(ctx, quiet)
-    model_format = kernel_opts.pop("model_format", None)
-    find_c = kernel_opts.pop("find_c", False)
-    perf_c = kernel_opts.pop("perf_c", None)
-    retrain = {k: kernel_opts.pop(k) for k in RETRAIN_OPTIONS}
+    model_format = opts.pop("model_format", None)
+    find_c = opts.pop("find_c", False)
+    perf_c = opts.pop("perf_c", None)
+    retrain = {k: opts.pop(k) for k in RETRAIN_OPTIONS}
     if model_file is None and folds is None and not find_c:
         if train_file == "-":
             raise InputError("MODEL is needed when TRAIN is - (stdin)")
         model_file = os.path.basename(train_file.rstrip("/")) + ".model"
     # every option is checked before any data is read
     spec, params = _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng,
-                              no_shrinking, threads, perf_c, model_format, kernel_opts)
+                              no_shrinking, threads, perf_c, model_format,
+                              retrain["time_limit"], opts)
     _check_retrain(ctx, spec, retrain, folds, find_c, model_file)
-    if folds is not None and folds < 2:
-        raise ParameterError(f"n-fold cross validation: n must be >= 2 (got {folds})")
-    if (folds is not None or find_c) and (params.out_of_core or params.dask is not None):
-        raise ParameterError("cross validation (-v, -C) trains on copies of the folds in "
-                             "memory: it cannot be combined with --out-of-core or --dask")
-    if retrain["time_limit"] is not None:
+    if folds is not None or find_c:
+        from svmtool.params import check_cross_validation
+
+        refuse(check_cross_validation(params, 5 if folds is None else folds))
+    if params.time_limit is not None:
         # the budget counts from the start of the command: reading the data spends it too
-        params = replace(params, time_limit=retrain["time_limit"],
-                         deadline=t_command + retrain["time_limit"])
+        params = replace(params, deadline=t_command + params.time_limit)
+    job = TrainJob(spec=spec, params=params, train_file=train_file, model_file=model_file,
+                   model_format=model_format, zero_based=zero_based,
+                   test_file=opts["test_file"], quiet=quiet, started=t_command,
+                   **{k: v for k, v in retrain.items() if k != "time_limit"})
     if folds is None and not find_c:
-        return train_and_publish(ctx, spec, params, train_file, model_file, model_format,
-                                 retrain, zero_based, threads, perf_c, kernel_opts, quiet,
-                                 t_command)
-
-    from svmtool import api
-
-    prob, params, _ = read_training_data(ctx, spec, params, train_file, model_format,
-                                         zero_based, threads, perf_c, kernel_opts, quiet)
+        return train_and_publish(ctx, job)
+    prob, params, _ = read_training_data(ctx, job)
     if find_c:
         _find_c(ctx, spec, prob, params, folds, quiet)
         return
+    _cross_validate(spec, prob, params, folds)
 
+
+def _cross_validate(spec, prob, params, folds):
+    """-v: the cross-validated accuracy (regression: MSE and squared correlation) on stderr."""
     import numpy as np
+
+    from svmtool import api
 
     pred = api.cross_validate(prob, params, folds)
     if spec.task == "regression":
@@ -296,8 +314,10 @@ def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
     if given and (folds is not None or find_c):
         raise ParameterError(f"{', '.join(given)}: only for training a model, not with "
                              f"{'-C' if find_c else '-v'}")
-    if opts["init_model"] is not None and not spec.warm_start:
-        raise ParameterError(f"-s {spec.name} cannot start from a model (--init-model)")
+    if opts["init_model"] is not None:
+        from svmtool.solvers.common.warm import cold_only
+
+        refuse(cold_only(spec))
     for k in ("min_accuracy", "max_drop"):
         if opts[k] is not None and opts["validate_file"] is None:
             raise ParameterError(f"{flag[k]} needs --validate FILE")
@@ -310,42 +330,21 @@ def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
         raise ParameterError("--max-drop compares with the published MODEL: MODEL cannot be -")
     if opts["wait"] is not None and not opts["wait"] >= 0.0:
         raise ParameterError(f"--wait must be >= 0 seconds (got {opts['wait']:g})")
-    if opts["time_limit"] is not None and not opts["time_limit"] > 0.0:
-        raise ParameterError(f"--time-limit must be > 0 seconds (got {opts['time_limit']:g})")
-    if opts["init_model"] is not None and spec.name == "dcsvm" and ctx.params.get("early"):
+    if opts["init_model"] is not None and spec.reads("dcsvm") and ctx.params.get("early"):
         raise ParameterError("--init-model cannot start an --early model (it starts -s dcsvm "
                              "without --early)")
 
 
 def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng, no_shrinking,
-               threads, perf_c, model_format, opts):
+               threads, perf_c, model_format, time_limit, opts):
     """(spec, TrainParams) of the command line, every option checked: ParameterError if not."""
-    from svmtool.params import (BiasRegParams, CuttingPlaneParams, DcsvmParams, KernelParams,
-                                OneClassParams, SvrParams, TrainParams)
+    from svmtool.api import check_streaming
+    from svmtool.params import BiasRegParams, check_for_solver
     from svmtool.solvers import get_spec
 
     spec = get_spec(solver)
-    for group, flags in OPTION_GROUPS.items():
-        given = [f for f in flags if _given(ctx, _PARAM_OF[f])]
-        if given and not spec.reads(group):
-            users = ", ".join(s.name for s in _specs_reading(group))
-            raise ParameterError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'}"
-                                 f" to -s {users}, not -s {spec.name}")
-    if model_format is not None:
-        allowed = spec.model_formats
-        if spec.model_type == "kernel" or spec.task == "regression":
-            # SVMlight's format also holds a two-class or regression kernel model, and a
-            # linear regression model (svmtool.io.svmlight_model)
-            allowed = tuple(allowed) + ("svmlight", "svmperf")
-        if opts.get("early"):
-            allowed = ()
-        if model_format not in allowed:
-            what = ("an early-prediction model (svmtool's own format)" if opts.get("early")
-                    else f"{' or '.join(allowed)} models")
-            raise ParameterError(f"-s {spec.name} writes {what}: --model-format {model_format} "
-                                 f"cannot hold it")
-    if bias is None:
-        bias = spec.default_bias
+    _check_groups(ctx, spec)
+    _check_model_format(spec, model_format, bool(opts.get("early")))
     kernel = KernelParams(kernel_type=opts["kernel_type"], gamma=opts["gamma"],
                           degree=opts["degree"], coef0=opts["coef0"], cache_mb=opts["cache_mb"])
     dcsvm = DcsvmParams(levels=opts["levels"], k_clusters=opts["k_clusters"],
@@ -353,34 +352,51 @@ def _params_of(ctx, solver, C, eps, bias, weights, max_iter, seed, liblinear_rng
                         early_level=opts["early_level"], overlap=opts["overlap"],
                         overlap_quantile=opts["overlap_quantile"])
     cp = CuttingPlaneParams(line_search=opts["line_search"],
-                            tol_abs=0.0 if opts["abs_gap"] is None else opts["abs_gap"],
+                            tol_abs=_CP.tol_abs if opts["abs_gap"] is None else opts["abs_gap"],
                             mu0_guard=not opts["no_mu0_guard"], loss=opts["perf_loss"],
                             k_fraction=opts["k_fraction"], perf_eps=opts["perf_eps"])
-    params = TrainParams(solver=spec.name, C=C, eps=eps, bias=bias, weights=tuple(weights),
-                         max_iter=max_iter, seed=seed, liblinear_rng=liblinear_rng,
-                         shrinking=not no_shrinking, threads=threads, perf_c=perf_c,
+    params = TrainParams(solver=spec.name, C=C, eps=eps,
+                         bias=spec.default_bias if bias is None else bias,
+                         weights=tuple(weights), max_iter=max_iter, seed=seed,
+                         liblinear_rng=liblinear_rng, shrinking=not no_shrinking,
+                         threads=threads, perf_c=perf_c, time_limit=time_limit,
                          kernel=kernel, dcsvm=dcsvm, cp=cp, svr=SvrParams(p=opts["svr_p"]),
                          oneclass=OneClassParams(nu=opts["nu"]),
                          bias_reg=BiasRegParams(regularize=not opts["no_reg_bias"]),
                          out_of_core=opts["out_of_core"], memory_budget=opts["memory_budget"],
                          dask=opts["dask"])
-    msg = params.check()
-    if msg:
-        raise ParameterError(msg)
-    from svmtool.api import check_streaming
-
+    refuse(params.check())
     check_streaming(spec, params)
-    if spec.task in ("regression", "one-class") and params.weights:
-        what = "regression" if spec.task == "regression" else "one-class SVM"
-        raise ParameterError(f"class weights (-wLABEL) do not apply to {what} (-s {spec.name}):"
-                             f" there are no classes")
-    if spec.reads("libsvm") and params.bias >= 0:
-        raise ParameterError(f"-s {spec.name} takes no bias column (-B): its offset is rho, "
-                             f"as in LIBSVM")
-    elif spec.task == "one-class" and params.bias >= 0:
-        raise ParameterError("-s one-class takes no bias column (-B): its offset is rho, as in "
-                             "LIBLINEAR")
+    refuse(check_for_solver(params, spec))
     return spec, params
+
+
+def _check_groups(ctx, spec):
+    """Refuse an option of a group the solver does not read (its registry entry's options)."""
+    for group, flags in OPTION_GROUPS.items():
+        given = [f for f in flags if _given(ctx, _PARAM_OF[f])]
+        if given and not spec.reads(group):
+            users = ", ".join(s.name for s in _specs_reading(group))
+            raise ParameterError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'}"
+                                 f" to -s {users}, not -s {spec.name}")
+
+
+def _check_model_format(spec, model_format, early):
+    """Refuse a --model-format that cannot hold the model the solver makes."""
+    if model_format is None:
+        return
+    allowed = spec.model_formats
+    if spec.model_type == "kernel" or spec.task == "regression":
+        # SVMlight's format also holds a two-class or regression kernel model, and a linear
+        # regression model (svmtool.io.svmlight_model)
+        allowed = tuple(allowed) + ("svmlight", "svmperf")
+    if early:
+        allowed = ()
+    if model_format not in allowed:
+        what = ("an early-prediction model (svmtool's own format)" if early
+                else f"{' or '.join(allowed)} models")
+        raise ParameterError(f"-s {spec.name} writes {what}: --model-format {model_format} "
+                             f"cannot hold it")
 
 
 def _specs_reading(group):
@@ -395,7 +411,7 @@ def _find_c(ctx, spec, prob, params, folds, quiet):
     grid starts, as in LIBLINEAR."""
     import math
 
-    from svmtool.solvers.param_search import find_c
+    from svmtool.solvers.selection.param_search import find_c
 
     def report(c, score, p=None):
         if p is None:

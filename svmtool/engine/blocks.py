@@ -22,7 +22,7 @@ these limits, up to the threads).  Row-wise outputs (``X w``) are bit-identical 
 sums over rows are not (other block limits, other rounding), so the models agree with the
 in-memory ones to rounding (objectives within 1e-15 to 1e-9 relative in the tests).
 
-Interface: what :mod:`svmtool.solvers.objectives` and the cutting-plane risks use of
+Interface: what :mod:`svmtool.solvers.newton.objectives` and the cutting-plane risks use of
 LocalOracle -- ``n_rows``, ``n_features``, ``threads``, ``n_blocks``, ``matvec``, ``rmatvec``,
 ``sum_blocks``, ``reduce_blocks``, ``block_buffers``, ``reduce_blocks_and_sum`` -- plus
 :meth:`blocks`, an iterator over the loaded blocks for solvers that walk them themselves (block

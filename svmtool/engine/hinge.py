@@ -12,9 +12,9 @@ line ``w_b + mu (w_t - w_b)`` take both and form ``zd_i = zt_i - zb_i`` on the f
 rounding as a stored ``zd``), and the exact line search finds its breakpoints without storing
 them: :func:`break_hist` counts them (and sums their slope jumps) in buckets of their bit
 patterns, :func:`break_collect` copies out the few of one bucket (see
-:mod:`svmtool.solvers.linesearch`).  The two updates of OCAS's scores (:func:`step_inplace`,
-:func:`cut_point_inplace`) compute what numpy's ``zb + mu * (zt - zb)`` and ``(1 - lam) * zb +
-lam * zt`` compute, in the buffer of a vector that dies there.
+:mod:`svmtool.solvers.cutting_plane.linesearch`).  The two updates of OCAS's scores
+(:func:`step_inplace`, :func:`cut_point_inplace`) compute what numpy's ``zb + mu * (zt - zb)`` and
+``(1 - lam) * zb + lam * zt`` compute, in the buffer of a vector that dies there.
 
 All kernels are pure functions of their arguments (the ``*_inplace`` ones write the buffer they
 are named for); the group kernels run under :class:`svmtool.engine.local.LocalOracle` and

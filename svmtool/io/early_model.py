@@ -27,7 +27,7 @@ Early-prediction model (svmtool's own text format, first line ``svmtool_early_mo
 A row x gets, per pair, the decision value of the local model of its nearest centre (eq. 11 of
 Hsieh et al. 2014); pairs vote as in LIBSVM.  Numbers are written with ``%.17g``.
 
-A multi-class early model with one clustering for all pairs (svmtool.solvers.early_ovo) has,
+A multi-class early model with one clustering for all pairs (svmtool.solvers.dcsvm.early_ovo) has,
 after the same header up to ``nr_pair``, one ``shared_clusters`` block instead of the pair blocks::
 
     shared_clusters 64           number of clusters

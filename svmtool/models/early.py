@@ -10,7 +10,7 @@ rho_c``.  Pairs vote as above.
 
 A multi-class early model has one clustering for all pairs instead (``EarlyModel.shared``, a
 :class:`ClusterOvO`): the nearest centre of x picks a local one-vs-one model over all labels, in
-LIBSVM's layout, whose pairs vote as above (svmtool.solvers.early_ovo says why and how).
+LIBSVM's layout, whose pairs vote as above (svmtool.solvers.dcsvm.early_ovo says why and how).
 """
 
 from dataclasses import dataclass, field
@@ -69,7 +69,7 @@ class LocalPair(_Centres):
 @dataclass(eq=False)
 class ClusterOvO(_Centres):
     """The multi-class early model's level: one clustering of all rows and, per cluster, a
-    one-vs-one model over all K labels in LIBSVM's layout (svmtool.solvers.early_ovo)."""
+    one-vs-one model over all K labels in LIBSVM's layout (svmtool.solvers.dcsvm.early_ovo)."""
     local: list                    # KernelModel per cluster (kernel bias folded into rho)
 
     def decision(self, A, kernel, threads=None, mem_mb=64.0):

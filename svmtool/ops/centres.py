@@ -2,7 +2,7 @@
 
 Centre ``c`` is the mean of the sampled points labelled ``c``; the squared distance of a row x to
 it, less the row's own K(x, x), is ``const_c - 2/|S_c| sum_{s in S_c} K(x, s)`` (``const_c``
-from :func:`svmtool.solvers.kmeans.centre_constants`).  Kernel k-means (a solver step) and the
+from :func:`svmtool.solvers.dcsvm.kmeans.centre_constants`).  Kernel k-means (a solver step) and the
 early-prediction model (a model type) both assign rows this way, so it lives here, below both.
 """
 

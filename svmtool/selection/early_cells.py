@@ -3,9 +3,9 @@
 Hsieh, Si and Dhillon (ICML 2014, section 5 and Table 5) select (C, gamma) with the early
 model: a level's clustering and the local models of its clusters, no conquer step.  Here, per
 fold and gamma, the fold's training rows are clustered once (two-step kernel k-means at the
-early level's number of clusters, :func:`svmtool.solvers.kmeans.two_step`) and that clustering
+early level's number of clusters, :func:`svmtool.solvers.dcsvm.kmeans.two_step`) and that clustering
 serves every C; per C each cluster's subproblem (the bias-free dual of ``-s kernel``,
-:func:`svmtool.solvers.kernel_cd.solve`, to DC-SVM's level tolerance) starts from its solution
+:func:`svmtool.solvers.kernel.kernel_cd.solve`, to DC-SVM's level tolerance) starts from its solution
 at the previous, smaller C (still feasible: the dual has no equality constraint), and the
 held-out rows are predicted by the early model (nearest centre, that cluster's local model).
 Two classes only; more classes go cell by cell through the library's multi-class early model.
@@ -24,7 +24,7 @@ from svmtool.selection.kernel_cells import Piece
 
 class EarlyGrid:
     def __init__(self, problem, params, folds):
-        from svmtool.solvers.dcsvm import LEVEL_EPS, MIN_CLUSTER_ROWS, default_early_level
+        from svmtool.solvers.dcsvm.dcsvm import LEVEL_EPS, MIN_CLUSTER_ROWS, default_early_level
 
         self.params = params
         self.folds = folds
@@ -44,9 +44,9 @@ class EarlyGrid:
         self.kbias = b * b if b >= 0 else 0.0
 
     def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
-        from svmtool.solvers.dcsvm import local_pair
-        from svmtool.solvers.kernel_cd import solve
-        from svmtool.solvers.kmeans import two_step
+        from svmtool.solvers.dcsvm.dcsvm import local_pair
+        from svmtool.solvers.kernel.kernel_cd import solve
+        from svmtool.solvers.dcsvm.kmeans import two_step
 
         kp = self.params.kernel
         kernel = Kernel(int(kp.kernel_type), float(gamma), float(kp.coef0), int(kp.degree),

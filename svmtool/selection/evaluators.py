@@ -9,13 +9,13 @@ from svmtool.selection.folds import libsvm_folds, seeded_folds
 
 def kind_of(spec, params):
     """Which evaluator scores the cells of ``spec``'s solver (see the module doc)."""
-    if spec.name == "c_svc" and not params.libsvm.probability and \
+    if spec.libsvm_id == 0 and not params.libsvm.probability and \
             int(params.kernel.kernel_type) != 4:
         return "kernel"
     if spec.model_type == "linear" and spec.kind in ("binary", "single") and \
             spec.task in ("classification", "regression"):
         return "linear"
-    if spec.name == "dcsvm" and params.dcsvm.early:
+    if spec.reads("dcsvm") and params.dcsvm.early:
         return "early"
     return "generic"
 
@@ -46,8 +46,7 @@ def make_folds(problem, spec, nr_fold, opts):
                              f"{problem.source or 'the data'}")
     # LIBSVM stratifies C-SVC's and nu-SVC's folds; LIBLINEAR's -C (the linear solvers'
     # anchor) shuffles all rows by the same rule without strata
-    stratified = spec.task == "classification" and spec.model_type != "linear" and \
-        spec.liblinear_type not in ("one_class", "epsilon_svr", "nu_svr")
+    stratified = spec.task == "classification" and spec.model_type != "linear"
     make = libsvm_folds if opts.folds == "libsvm" else seeded_folds
     return make(problem.y, nr_fold, stratified=stratified, seed=opts.seed)
 

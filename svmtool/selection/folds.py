@@ -13,7 +13,7 @@ it, the folds before it followed by the folds after it (:func:`training_rows`). 
 a solver that follows LIBSVM's steps this gives svm-train -v's rate cell for cell.
 
 glibc's ``rand()`` is the additive feedback generator of
-:func:`svmtool.solvers.dcd.glibc_rand_state` (r_k = r_{k-3} + r_{k-31} mod 2^32, output
+:func:`svmtool.solvers.common.rng.glibc_rand_state` (r_k = r_{k-3} + r_{k-31} mod 2^32, output
 r_k >> 1); one value per row is drawn here in plain Python (about 0.3 s per million rows).
 """
 
@@ -26,7 +26,7 @@ class GlibcRand:
     """glibc's ``rand()`` after ``srand(seed)``, one value per call."""
 
     def __init__(self, seed=1):
-        from svmtool.solvers.dcd import glibc_rand_state
+        from svmtool.solvers.common.rng import glibc_rand_state
 
         state = glibc_rand_state(seed)
         self.table = [int(v) for v in state[:31]]
@@ -73,8 +73,8 @@ def libsvm_folds(y, nr_fold, stratified=True, seed=1):
 
 def seeded_folds(y, nr_fold, stratified=True, seed=1):
     """svmtool's folds (a numpy generator of ``seed``), split as LIBSVM splits: the seeded
-    folds of ``svmtool svm-train -v`` (:func:`svmtool.solvers.libsvm_train.cv_folds`)."""
-    from svmtool.solvers.libsvm_train import cv_folds
+    folds of ``svmtool svm-train -v`` (:func:`svmtool.solvers.kernel.libsvm_train.cv_folds`)."""
+    from svmtool.solvers.kernel.libsvm_train import cv_folds
 
     return [np.asarray(f, dtype=np.int64) for f in cv_folds(y, nr_fold, stratified, seed)]
 

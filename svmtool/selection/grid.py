@@ -147,7 +147,7 @@ def refine(problem, params, spec, gspec, folds, cells, opts, on_cell=None):
 
 def linear_range(problem, params):
     """LIBLINEAR's C path as a -log2c range: from its start C (``train -C``) to 1024."""
-    from svmtool.solvers.param_search import MAX_C, start_C
+    from svmtool.solvers.selection.param_search import MAX_C, start_C
 
     c0 = start_C(problem, params)
     if not math.isfinite(c0) or c0 <= 0:

@@ -2,7 +2,7 @@
 
 Each cell's rate is svm-train -v's: every fold of every cell is LIBSVM's subproblem (its rows
 in LIBSVM's order, one-vs-one pairs of classes in the subproblem's label order) solved by
-:func:`svmtool.solvers.smo.solve`, LIBSVM's SMO, to ``-e``; the held-out rows are predicted as
+:func:`svmtool.solvers.kernel.smo.solve`, LIBSVM's SMO, to ``-e``; the held-out rows are predicted as
 svm-predict does (pairwise votes, the first class of most votes).  What is shared:
 
 * **kernel rows.**  A *unit* is one gamma and some folds (all of them unless there are fewer
@@ -40,8 +40,8 @@ import numpy as np
 from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
-from svmtool.solvers import smo
-from svmtool.solvers._smo_rows_jit import kernel_diag
+from svmtool.solvers.kernel import smo
+from svmtool.solvers.kernel._smo_rows_jit import kernel_diag
 
 SEEDS = ("c", "fold", "none")
 # a decision value this close to 0 (relative to sum |coef|) is recomputed in double: the

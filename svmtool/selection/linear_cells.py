@@ -1,7 +1,7 @@
 """The linear solvers over a grid of C: the warm-started path of ``svmtool train -C``.
 
 Every fold keeps one prepared training set and its last solution for the whole path
-(:class:`svmtool.solvers.param_search._FoldTrainer`: the Newton solvers start from the
+(:class:`svmtool.solvers.selection.param_search._FoldTrainer`: the Newton solvers start from the
 previous ``w``, the dual solvers from the previous ``alpha``, feasible for a larger C), C runs
 upwards, and each C's held-out predictions make the cell.  The folds of a C run on threads.
 Without ``-log2c`` the path is LIBLINEAR's (from its computed start C, doubling, up to 1024)
@@ -30,7 +30,7 @@ class LinearGrid:
         self.stopped = ""
 
     def run_unit(self, g_key, gamma, c_cells, fold_ids, report, stop=None):
-        from svmtool.solvers.param_search import _FoldTrainer, folds_at
+        from svmtool.solvers.selection.param_search import _FoldTrainer, folds_at
 
         inner = 1 if self.threads > 1 else self.params.threads
         trainers = []

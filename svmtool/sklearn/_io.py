@@ -9,6 +9,7 @@ from svmtool.sklearn._kernel import DCSVC, KernelClassifier, NuSVC, NuSVR, OneCl
     sorted_pairs
 from svmtool.sklearn._linear import LinearOneClassSVM, LinearSVC, LinearSVR, LogisticRegression
 from svmtool.sklearn._ranking import RankSVM
+from svmtool.sklearn._table import solvers_of
 
 LIBLINEAR_SOLVERS = {          # solver_type -> (estimator, registry name), or None: regression
     "L2R_LR": (LogisticRegression, "lr"),
@@ -85,7 +86,7 @@ def _kernel_estimator(model, report):
     k = model.kernel
     if isinstance(model, EarlyModel):
         est = DCSVC(early=True)
-    elif report.get("solver") in ("dcsvm", "kernel"):
+    elif report.get("solver") in solvers_of("DCSVC"):
         est = DCSVC(solver=report["solver"])
     else:
         est = LIBSVM_ESTIMATORS[model.svm_type]()

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 
-from svmtool.models.kernel import vote
+from svmtool.models.kernel import CLASSIFICATION_SVM, vote
 from svmtool.params import DcsvmParams, KernelParams, LibsvmParams, OneClassParams, SvrParams
 from svmtool.solvers import get_spec
 from svmtool.problem import Problem
@@ -141,7 +141,7 @@ class KernelEstimator(SvmtoolEstimator):
 
     def _n_iter(self, model):
         its = iterations(model)
-        return its if self._svm in ("c_svc", "nu_svc") else int(its.max())
+        return its if self._svm in CLASSIFICATION_SVM else int(its.max())
 
     # ---- the model's arrays, as scikit-learn names them --------------------------------------
     def _sv_matrix(self, order=None):
@@ -355,7 +355,7 @@ class DCSVC(KernelClassifier):
         kw = {"solver": self.solver, "C": float(self.C), "kernel": self._kernel_params(problem),
               "bias": float(self.intercept_scaling) if self.fit_intercept else -1.0,
               "weights": self._class_weights(problem.y)}
-        if self.solver == "dcsvm":
+        if get_spec(self.solver).reads("dcsvm"):
             kw["dcsvm"] = DcsvmParams(levels=int(self.levels), k_clusters=int(self.clusters),
                                       sample=int(self.sample), early=bool(self.early),
                                       early_level=self.early_level)

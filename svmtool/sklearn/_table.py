@@ -15,13 +15,14 @@ ESTIMATOR_SOLVERS = {
                   lambda s: s.model_type == "linear" and s.task == "regression"),
     "LinearOneClassSVM": ("linear one-class SVM",
                           lambda s: s.model_type == "linear" and s.task == "one-class"),
-    "SVC": ("C-SVC, one-vs-one", lambda s: s.name == "c_svc"),
-    "NuSVC": ("nu-SVC, one-vs-one", lambda s: s.name == "nu_svc"),
-    "SVR": ("epsilon-SVR", lambda s: s.name == "epsilon_svr"),
-    "NuSVR": ("nu-SVR", lambda s: s.name == "nu_svr"),
-    "OneClassSVM": ("one-class SVM", lambda s: s.name == "one_class"),
+    # LIBSVM's five problems by svm-train's -s number
+    "SVC": ("C-SVC, one-vs-one", lambda s: s.libsvm_id == 0),
+    "NuSVC": ("nu-SVC, one-vs-one", lambda s: s.libsvm_id == 1),
+    "SVR": ("epsilon-SVR", lambda s: s.libsvm_id == 3),
+    "NuSVR": ("nu-SVR", lambda s: s.libsvm_id == 4),
+    "OneClassSVM": ("one-class SVM", lambda s: s.libsvm_id == 2),
     "DCSVC": ("kernel SVM with a regularised bias (K + B^2), one-vs-one",
-              lambda s: s.name in ("dcsvm", "kernel")),
+              lambda s: s.kind == "kernel" and s.libsvm_id is None),
     "RankSVM": ("ranking / ordinal regression within qid", lambda s: s.task == "ranking"),
 }
 

@@ -1,0 +1,187 @@
+"""The jitted half of dual coordinate descent (see :mod:`svmtool.solvers.dual_cd.dcd` for the
+maths).
+
+``_dcd_iterations`` runs whole outer iterations over raw CSR arrays and keeps all of its state in
+the arrays it is given, so that the driver can stop it (work budget) and resume it, and so that
+:mod:`svmtool.solvers.dual_cd._dcd_py` -- the same loop in plain Python, used for small problems so
+that a small training run does not import numba -- can hand its state over mid-run with no
+difference in the result.  Any change to the arithmetic here must be made there too (a test compares
+the two bit for bit).
+"""
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.solvers.common._prefetch_jit import _PF_FAR, _PF_LINE, _PF_NEAR, _pf
+from svmtool.solvers.common._rng_jit import _bounded, _glibc_rand
+
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+# --------------------------------------------------------------------------------------------
+# the jitted outer iterations
+# --------------------------------------------------------------------------------------------
+
+@njit(error_model="numpy")
+def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
+                    use_glibc, shrinking, eps, max_iter, work_budget, hist):
+    """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
+
+    indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
+    ``istate[0]`` entries are the active rows), bounds float64[4] = (U_neg, U_pos, D_neg, D_pos),
+    fstate float64[3] = (PGmax_old, PGmin_old, scratch), istate int64[3] = (active_size, iterations,
+    converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
+    t-th iteration done in this call; returns the number of iterations done.
+    """
+    inf = np.inf
+    n_rows = np.uint64(index.shape[0])
+    active = np.uint64(istate[0])
+    it = istate[1]
+    pgmax_old = fstate[0]
+    pgmin_old = fstate[1]
+    u_neg = bounds[0]
+    u_pos = bounds[1]
+    d_neg = bounds[2]
+    d_pos = bounds[3]
+    n_hist = hist.shape[0]
+    n_data = np.uint64(data.shape[0])
+    done = 0
+    work = _ZERO
+    sink = 0.0
+    while it < max_iter and done < n_hist:
+        # a fresh random order of the active rows
+        if use_glibc:
+            for i in range(active):
+                j = i + _glibc_rand(rng) % (active - i)
+                t = index[i]
+                index[i] = index[j]
+                index[j] = t
+        else:
+            for i in range(active):
+                j = i + _bounded(rng, active - i)
+                t = index[i]
+                index[i] = index[j]
+                index[j] = t
+
+        pgmax_new = -inf
+        pgmin_new = inf
+        s = _ZERO
+        while s < active:
+            i = index[s]
+            p0 = indptr[i]
+            p1 = indptr[i + _ONE]
+            work += p1 - p0
+            if s + _PF_FAR < active:
+                r = index[s + _PF_FAR]
+                sink += _pf(indptr, r) + _pf(alpha, r) + _pf(qd, r) + _pf(y, r)
+            if s + _PF_NEAR < active:
+                q = indptr[index[s + _PF_NEAR]]
+                if q < n_data:
+                    sink += _pf(data, q) + _pf(indices, q)
+                    q += _PF_LINE
+                    if q < n_data:
+                        sink += _pf(data, q)
+            yi = y[i]
+            g = 0.0
+            for k in range(p0, p1):
+                g += w[indices[k]] * data[k]
+            g = yi * g - 1.0
+            if yi > 0:
+                c = u_pos
+                dii = d_pos
+            else:
+                c = u_neg
+                dii = d_neg
+            a = alpha[i]
+            g += a * dii
+
+            pg = 0.0
+            if a == 0.0:
+                if g > pgmax_old:
+                    active -= _ONE
+                    index[s] = index[active]
+                    index[active] = i
+                    continue
+                elif g < 0.0:
+                    pg = g
+            elif a == c:
+                if g < pgmin_old:
+                    active -= _ONE
+                    index[s] = index[active]
+                    index[active] = i
+                    continue
+                elif g > 0.0:
+                    pg = g
+            else:
+                pg = g
+
+            if pg > pgmax_new:
+                pgmax_new = pg
+            if pg < pgmin_new:
+                pgmin_new = pg
+
+            if abs(pg) > 1.0e-12:
+                na = a - g / qd[i]
+                if not (na > 0.0):
+                    na = 0.0
+                if not (na < c):
+                    na = c
+                alpha[i] = na
+                d = (na - a) * yi
+                for k in range(p0, p1):
+                    w[indices[k]] += d * data[k]
+            s += _ONE
+
+        it += 1
+        hist[done, 0] = pgmax_new
+        hist[done, 1] = pgmin_new
+        hist[done, 2] = float(active)
+        done += 1
+
+        if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
+                and abs(pgmin_new) <= eps):
+            if active == n_rows:
+                istate[2] = 1
+                break
+            # converged on the shrunk problem: check every row once more
+            active = n_rows
+            pgmax_old = inf
+            pgmin_old = -inf
+        else:
+            pgmax_old = pgmax_new
+            pgmin_old = pgmin_new
+            if pgmax_old <= 0.0 or not shrinking:
+                pgmax_old = inf
+            if pgmin_old >= 0.0 or not shrinking:
+                pgmin_old = -inf
+        if work >= work_budget:
+            break
+
+    istate[0] = np.int64(active)
+    istate[1] = it
+    fstate[0] = pgmax_old
+    fstate[1] = pgmin_old
+    fstate[2] = sink          # keeps the prefetching loads alive; no meaning
+    return done
+
+
+@njit
+def _projected_gradient(margins, y, alpha, bounds):
+    """Projected gradient of the dual at alpha given y_i w'x_i (over all rows)."""
+    n = alpha.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        if y[i] > 0:
+            c = bounds[1]
+            dii = bounds[3]
+        else:
+            c = bounds[0]
+            dii = bounds[2]
+        g = margins[i] - 1.0 + alpha[i] * dii
+        if alpha[i] <= 0.0:
+            out[i] = min(g, 0.0)
+        elif alpha[i] >= c:
+            out[i] = max(g, 0.0)
+        else:
+            out[i] = g
+    return out

@@ -1,0 +1,323 @@
+"""Dual coordinate descent for L2-regularised L1- and L2-loss linear SVMs (LIBLINEAR -s 3, -s 1).
+
+The maths
+---------
+Primal, with per-example costs ``C_i`` (``C_pos`` for ``y_i = +1``, ``C_neg`` for ``y_i = -1``)::
+
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)        L1 loss (hinge),         -s 3
+    min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2      L2 loss (squared hinge), -s 1
+
+Dual (Hsieh, Chang, Lin, Keerthi, Sundararajan, "A dual coordinate descent method for large-scale
+linear SVM", ICML 2008)::
+
+    min_alpha  f(alpha) = 1/2 alpha' (Q + D) alpha - e'alpha,    0 <= alpha_i <= U_i,
+    Q_ij = y_i y_j x_i'x_j,
+    L1 loss: U_i = C_i, D_ii = 0;      L2 loss: U_i = inf, D_ii = 1 / (2 C_i),
+
+with ``w = sum_i y_i alpha_i x_i`` kept up to date, so that the partial derivative
+``G_i = y_i w'x_i - 1 + D_ii alpha_i`` costs one sparse dot product and the one-variable minimiser
+``alpha_i <- min(max(alpha_i - G_i / QD_ii, 0), U_i)`` with ``QD_ii = x_i'x_i + D_ii`` one sparse
+axpy.  Each outer iteration visits the active rows in a fresh random order.
+
+Shrinking and stopping follow LIBLINEAR (``solve_l2r_l1l2_svc`` in linear.cpp, 2.4x-2.50):
+
+* the projected gradient ``PG_i`` is ``G_i`` for a free ``alpha_i``, ``min(G_i, 0)`` at 0 and
+  ``max(G_i, 0)`` at ``U_i``;
+* a row at the lower bound with ``G_i > PGmax_old`` (or at the upper bound with
+  ``G_i < PGmin_old``) leaves the active set, where ``PGmax_old``/``PGmin_old`` are the extremes of
+  ``PG`` over the previous outer iteration (reset to +-inf when they have the wrong sign);
+* ``-e`` (``eps``, default 0.1) bounds the projected-gradient violation: the pass stops when
+  ``PGmax - PGmin <= eps`` and also ``|PGmax| <= eps`` and ``|PGmin| <= eps`` (the two extra
+  conditions are in recent LIBLINEAR; without them a pass whose projected gradients all have
+  nearly the same nonzero value would stop early).  If rows were shrunk, the active set is
+  restored and the iterations go on until the condition holds over all rows;
+* at most ``max_iter`` outer iterations (LIBLINEAR's ``dual_solver_max_iter`` = 300).  When the cap
+  is hit the result has ``converged=False`` and ``extra["warning"]`` holds the message for the
+  caller to print (this module never prints nor calls ``warnings.warn``).  For -s 1 LIBLINEAR then
+  switches to its primal Newton solver (-s 2) with ``eps * 0.1``, and so does svmtool: -s 1's
+  registry entry names that fallback (:mod:`svmtool.solvers.common.train_one`).
+
+Random order: by default a Fisher-Yates shuffle driven by splitmix64 (seeded from ``params.seed``)
+with Lemire's multiply-shift bounded draw.  With ``params.liblinear_rng=True`` the permutation is
+drawn exactly as LIBLINEAR draws it, ``j = i + rand() % (active_size - i)``, with an emulation of
+glibc's ``rand()`` (the TYPE_3 additive feedback generator, ``r_k = r_{k-3} + r_{k-31}``, output
+``r_k >> 1``) seeded as ``srand(params.seed)``.  LIBLINEAR never calls ``srand``; glibc then
+behaves as after ``srand(1)``, and 1 is the default seed, so on data ordered as LIBLINEAR orders it
+(the API groups the classes) the weight vector is bit-identical to LIBLINEAR's in a fresh process.
+
+Warm start: ``params.dcd.init_alpha`` (length ``n_rows``) starts from that dual point
+(clipped to ``[0, U_i]``), ``w`` being recomputed from it.  ``init_w`` is ignored, as LIBLINEAR's
+dual solvers ignore ``init_sol``: a primal point does not determine a dual one.
+
+Returned: :class:`svmtool.solvers.common.result.SolverResult` with ``w``, ``alpha``, ``primal`` (the
+objective above at ``w``), ``dual`` (``-f(alpha)``, so ``dual <= primal``; LIBLINEAR prints
+``f(alpha)`` as its "Objective value"), ``gap = primal - dual`` ("duality gap"), ``n_sv`` (``alpha_i
+> 0``) and in ``extra``: ``pg_violation`` (``PGmax - PGmin`` of the last outer iteration),
+``warning`` (or ``None``), ``solve_time`` and ``setup_time`` (seconds), ``active_size``,
+``n_bounded_sv`` (``alpha_i`` at ``U_i``), ``liblinear_objective`` (``f(alpha)``), ``eps``,
+``max_iter``.  ``params.dcd.w_recalc = True`` recomputes ``w`` from ``alpha`` at the end,
+as LIBLINEAR 2.50's ``w_recalc`` parameter does (off by default there and here; bit-identical
+to LIBLINEAR both ways).
+
+Two engines.  The hot loop is one jitted function over raw arrays
+(:func:`svmtool.solvers.dual_cd._dcd_jit._dcd_iterations`); :mod:`svmtool.solvers.dual_cd._dcd_py`
+is the same loop in plain Python.  Importing numba and loading cached kernels costs a fresh process
+0.5-0.7 s, against milliseconds of solving for a file such as heart_scale, so with
+``params.dcd.engine = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
+entries starts in Python when the jitted kernels are not loaded yet, and moves to the jitted loop
+once the process has spent ``PY_WORK_BUDGET`` stored-entry visits in Python; the loop's whole
+state lives in arrays, so the hand-over changes nothing in the result (tested bit for bit).
+``"jit"`` and ``"python"`` force one engine.
+
+The jitted loop runs outer iterations until a work budget is spent, so that the Python driver
+can call ``callback`` between calls at a negligible cost (a call costs about 3 us; one call per
+outer iteration measured +2 to +5% on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored
+entries is within noise); per-iteration numbers come back in a history buffer and the callback is
+still called once per outer iteration.  Index arrays are unsigned (uint64 ``indptr``, uint32
+``indices`` and permutation): numba then emits no negative-index wrap-around code.  The rows visited
+next are prefetched (see ``_pf`` in _dcd_jit), the one change that makes the loop faster than
+LIBLINEAR's C: a visit is dominated by cache misses on a row chosen at random.  Floating-point
+operations are those of LIBLINEAR, in its order (sums left to right over a row, no fused
+multiply-add), which is what makes the weights bit-identical.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+from svmtool.solvers.common.batches import Batches, replay, unsigned_views
+from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning
+from svmtool.solvers.common.rng import permutation_rng
+
+DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
+LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
+# Work (stored entries visited) per call of the jitted loop when a callback is given: a call
+# costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
+CALLBACK_WORK_BUDGET = 1 << 21
+_HIST_ROWS = 1024          # outer iterations recorded per call at most
+
+# Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
+# stored entries starts in plain Python (svmtool.solvers.dual_cd._dcd_py) unless the jitted kernels
+# are already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per training run
+# (about 0.3 s, half of what importing numba and loading the kernels costs; the fits of one run
+# -- its one-vs-rest classes, the folds of -v and -C -- share it through params.dcd.python_work)
+# before the rest of the work goes to the jitted loop, which resumes from the same state: the
+# result is the same.
+SMALL_NNZ = 200_000
+PY_WORK_BUDGET = 1_500_000
+_JIT_MODULE = "svmtool.solvers.dual_cd._dcd_jit"
+
+# --------------------------------------------------------------------------------------------
+# the Python driver
+# --------------------------------------------------------------------------------------------
+
+class _python_ops:
+    """The three row passes of the driver in plain Python (small problems), as numpy arrays."""
+
+    @staticmethod
+    def row_sq_norms(indptr, data):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.row_sq_norms(indptr, data), dtype=np.float64)
+
+    @staticmethod
+    def csr_dot_dense(indptr, indices, data, w):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.csr_dot_dense(indptr, indices, data, w), dtype=np.float64)
+
+    @staticmethod
+    def csr_t_dot(indptr, indices, data, v, n_features):
+        from svmtool.solvers.dual_cd import _dcd_py
+        return np.array(_dcd_py.csr_t_dot(indptr, indices, data, v, n_features),
+                        dtype=np.float64)
+
+
+def _jit_ops():
+    from svmtool.ops import sparse
+    return sparse
+
+
+class _Engine:
+    """Which loop runs the outer iterations ("Two engines" in the module docstring):
+    ``params.dcd.engine`` "python" or "jit" forces one; "auto" runs the pure-Python twin while
+    the problem is small and the run's budget of Python work lasts (``params.dcd.python_work``,
+    else a budget of this fit's own; ``params.dcd.python_budget``: a test's budget), then the
+    jitted loop, which resumes from the same state."""
+
+    def __init__(self, params, nnz):
+        dp = params.dcd
+        self.shared = None
+        if dp.engine == "python":
+            self.small, self.left = True, None              # None: no limit
+        elif dp.engine == "jit":
+            self.small, self.left = False, 0
+        elif dp.python_budget is not None:                  # tests: hand over after this work
+            self.small, self.left = True, int(dp.python_budget)
+        else:
+            self.small = nnz <= SMALL_NNZ and _JIT_MODULE not in sys.modules
+            self.shared = dp.python_work if dp.python_work is not None else []
+            if not self.shared:
+                self.shared.append(PY_WORK_BUDGET)
+            self.left = self.shared[0] if self.small else 0
+        self.in_python = self.left is None or self.left > 0
+        self.ops = _python_ops() if self.small else _jit_ops()
+
+    def run(self, indptr, indptr_u, state, options, budget, hist):
+        """One call of the current loop on the rows and the loop's ``state`` arrays (indices to
+        the generator, as the loops take them), its ``options`` (to max_iter), the work
+        ``budget`` and the history buffer; the iterations it did."""
+        # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the generator,
+        # x/0 for an empty row in the L1 case, both intended)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            if not self.in_python:
+                from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
+
+                return _dcd_iterations(indptr_u, *state, *options, budget, hist)
+            from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
+
+            step = budget if self.left is None else min(int(budget), self.left)
+            done, work = dcd_iterations(indptr, *state, *options, step, hist)
+        if self.left is not None:
+            self.left -= work
+            self.in_python = self.left > 0
+            if self.shared is not None:
+                self.shared[0] -= work
+        return done
+
+    def row_ops(self):
+        """The row passes after the loop: the jitted ones once the jitted loop is loaded."""
+        return _jit_ops() if self.small and _JIT_MODULE in sys.modules else self.ops
+
+
+def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
+    """The checked arrays and the dual's box: (indptr, indptr_u, indices_u, data, y, bounds,
+    upper, diag); ``bounds`` = (U_neg, U_pos, D_neg, D_pos)."""
+    if loss not in ("l1", "l2"):
+        raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
+    if not (C_pos > 0 and C_neg > 0):
+        raise ValueError(f"C must be > 0 (got C_pos={C_pos}, C_neg={C_neg})")
+    indptr, indptr_u, indices_u = unsigned_views(indptr, indices, n_features)
+    data = np.ascontiguousarray(data, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    n_rows = indptr.shape[0] - 1
+    if y.shape[0] != n_rows:
+        raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("labels must be -1 or +1")
+    if loss == "l1":
+        bounds = np.array([C_neg, C_pos, 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    pos = y > 0
+    upper = np.where(pos, bounds[1], bounds[0])
+    diag = np.where(pos, bounds[3], bounds[2])
+    return indptr, indptr_u, indices_u, data, y, bounds, upper, diag
+
+
+def _start(params, ops, indptr, indices_u, data, y, upper, n_features):
+    """(alpha, w) of the first iteration: 0, or ``params.dcd.init_alpha`` clipped to the box
+    with w rebuilt from it."""
+    n_rows = indptr.shape[0] - 1
+    init_alpha = params.dcd.init_alpha
+    if init_alpha is None:
+        return np.zeros(n_rows, dtype=np.float64), np.zeros(n_features, dtype=np.float64)
+    alpha = np.array(init_alpha, dtype=np.float64).reshape(-1)
+    if alpha.shape[0] != n_rows:
+        raise ValueError(f"init_alpha has {alpha.shape[0]} entries for {n_rows} rows")
+    alpha = np.minimum(np.maximum(alpha, 0.0), upper)
+    alpha = np.where(np.isnan(alpha), 0.0, alpha)
+    return alpha, ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+
+
+_HISTORY = (("pg_max", float), ("pg_min", float), ("active_size", int))
+_DERIVED = (("violation", lambda row: float(row[0] - row[1])),)
+
+
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        loss="l2"):
+    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
+    t_start = time.perf_counter()
+    C_pos, C_neg, n_features = float(C_pos), float(C_neg), int(n_features)
+    indptr, indptr_u, indices_u, data, y, bounds, upper, diag = _problem(
+        indptr, indices, data, y, n_features, C_pos, C_neg, loss)
+    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
+    n_rows = indptr.shape[0] - 1
+    engine = _Engine(params, int(indptr[-1] - indptr[0]) if n_rows > 0 else 0)
+    qd = diag + engine.ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
+    alpha, w = _start(params, engine.ops, indptr, indices_u, data, y, upper, n_features)
+    fstate = np.array([np.inf, -np.inf, 0.0])
+    istate = np.array([n_rows, 0, 0 if n_rows > 0 else 1], dtype=np.int64)
+    hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
+    state = (indices_u, data, y, qd, alpha, w, np.arange(n_rows, dtype=np.uint32), bounds,
+             fstate, istate, permutation_rng(params))
+    options = (bool(params.liblinear_rng), bool(params.shrinking), eps, max_iter)
+    # a callback or a deadline needs the loop back between outer iterations now and then
+    budget = np.uint64(CALLBACK_WORK_BUDGET
+                       if callback is not None or params.deadline is not None else 2**63)
+    last = (np.nan, np.nan, float(n_rows))
+    t_loop = time.perf_counter()
+    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist), istate,
+                    1, 2, max_iter, params.deadline)
+    for done in calls:
+        if done:
+            last = tuple(hist[done - 1])
+        if callback is not None:
+            replay(callback, int(istate[1]), done, hist, _HISTORY, t_start, _DERIVED)
+    ops = engine.row_ops()
+    if params.dcd.w_recalc:
+        # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
+        w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
+    t_solved = time.perf_counter()
+    return _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, calls.out_of_time,
+                   eps, max_iter, ops.csr_dot_dense(indptr, indices_u, data, w),
+                   {"solve_time": t_solved - t_loop, "setup_time": t_loop - t_start})
+
+
+def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, out_of_time, eps,
+            max_iter, scores, times):
+    """The SolverResult at (alpha, w): the primal objective from the scores ``X w``, the dual,
+    the warning of a run stopped by its cap or its time budget."""
+    iterations = int(istate[1])
+    slack = np.maximum(0.0, 1.0 - y * scores)
+    cost = np.where(y > 0, C_pos, C_neg)
+    ww = float(w @ w)
+    primal = 0.5 * ww + float(cost @ (slack if loss == "l1" else slack * slack))
+    f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())
+    solver = "dcd-l1 (-s 3)" if loss == "l1" else "dcd-l2 (-s 1)"
+    warning = None
+    if out_of_time:
+        # the current point, as at the cap, but no rescue by Newton: the budget is spent
+        warning = time_limit_warning(solver, iterations)
+    elif not istate[2]:
+        warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
+                   f"the stopping tolerance eps={eps:g} was met (violation "
+                   f"{last[0] - last[1]:.3g}); ")
+        if loss == "l2":
+            warning += ("LIBLINEAR switches to the primal Newton solver (-s 2) here; "
+                        "use -s 2 or raise --max-iter")
+        else:
+            warning += "using -s 2 may be faster, or raise --max-iter"
+    extra = {"pg_violation": float(last[0] - last[1]), "warning": warning, **times,
+             "active_size": int(istate[0]),
+             "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
+             "liblinear_objective": f_alpha, "eps": eps, "max_iter": max_iter}
+    if out_of_time:
+        extra["stopped"] = STOPPED_TIME
+    return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal + f_alpha,
+                        gap_kind="duality gap", converged=bool(istate[2]), dual=-f_alpha,
+                        n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)
+
+
+def projected_gradient(indptr, indices, data, y, w, alpha, C_pos, C_neg, loss="l2"):
+    """Projected gradient of the dual over every row at (alpha, w): a KKT certificate helper."""
+    if loss == "l1":
+        bounds = np.array([float(C_neg), float(C_pos), 0.0, 0.0])
+    else:
+        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    from svmtool.ops.sparse import csr_dot_dense
+    from svmtool.solvers.dual_cd._dcd_jit import _projected_gradient
+
+    margins = y * csr_dot_dense(indptr, indices, data, np.ascontiguousarray(w, dtype=np.float64))
+    return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), bounds)

@@ -1,0 +1,1 @@
+"""Choosing parameters by cross validation: LIBLINEAR's warm-started -C path."""
