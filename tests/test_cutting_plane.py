@@ -328,7 +328,12 @@ def test_working_set_sparse_equals_dense():
 def test_working_set_two_threads_bit_identical(monkeypatch):
     """The sparse arena's Gram rows and w on two threads (split by cuts and by features) are
     the serial ones bit for bit, through adds, solves and prunes."""
+    from svmtool.solvers.cutting_plane import qp
+
     monkeypatch.setattr(WorkingSet, "SPLIT_NNZ", 1)
+    monkeypatch.setattr(qp, "core_free", lambda: False)
+    assert not WorkingSet(10, dense_limit=0, threads=2).split     # no idle core: one thread
+    monkeypatch.setattr(qp, "core_free", lambda: True)
     rng = np.random.default_rng(11)
     d = 300
     A = rng.normal(size=(40, d)) * (rng.random((40, d)) < 0.2)

@@ -30,7 +30,7 @@ small.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.engine.local import in_two
+from svmtool.engine.local import core_free, in_two
 from svmtool.engine.passes_cp import gram_row, neg_combination
 
 # The outer solvers ask the reduced QP for no more accuracy than this fraction of their current
@@ -193,7 +193,9 @@ class WorkingSet:
 
     def __init__(self, dim, capacity=64, inactive_limit=50, dense_limit=4096, threads=1):
         self.dim = int(dim)
-        self.split = int(threads or 1) > 1
+        # two threads for the arena's passes when asked for and a core is idle at the start
+        # (the results are the same either way, see _dots and _axpy)
+        self.split = int(threads or 1) > 1 and core_free()
         self._fmid = self.dim // 2      # the feature at which the w update splits
         cap = max(int(capacity), 4)
         self.dense = self.dim <= dense_limit
