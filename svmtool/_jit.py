@@ -13,7 +13,12 @@ import threading
 import time
 import warnings
 
+from svmtool import _startup  # noqa: E402
+
+# numba imports scipy's top level (to check its version) when scipy is installed: timed apart
+_startup.timed_import("scipy")
 _t_import = time.perf_counter()
+_c_import = time.process_time()
 
 import numba  # noqa: E402
 import numba.core.event as _event  # noqa: E402
@@ -74,25 +79,36 @@ class _WallClock(_event.Listener):
     """Wall seconds during which some thread was inside numba events of one kind (nested and
     overlapping events counted once), and the number of outermost events."""
 
-    def __init__(self):
+    def __init__(self, part=None):
         self._lock = threading.Lock()
         self._depth = 0
-        self._t0 = 0.0
+        self._t0 = self._c0 = 0.0
         self.seconds = 0.0
         self.count = 0
+        self.part = part            # the start-up block's part it also counts in, if any
 
     def on_start(self, event):
         with self._lock:
             if self._depth == 0:
-                self._t0 = time.perf_counter()
+                self._t0, self._c0 = time.perf_counter(), time.process_time()
             self._depth += 1
 
     def on_end(self, event):
         with self._lock:
             self._depth -= 1
             if self._depth == 0:
-                self.seconds += time.perf_counter() - self._t0
+                wall = time.perf_counter() - self._t0
+                self.seconds += wall
                 self.count += 1
+                if self.part is not None:
+                    _startup.add_kernel(self.part, _kernel_name(event), wall,
+                                        time.process_time() - self._c0)
+
+
+def _kernel_name(event):
+    dispatcher = (event.data or {}).get("dispatcher") if hasattr(event, "data") else None
+    func = getattr(dispatcher, "py_func", None)
+    return f"{func.__module__}.{func.__qualname__}" if func is not None else "?"
 
 
 # Where numba's time goes in this process: every first call of a kernel takes numba's compiler
@@ -100,7 +116,7 @@ class _WallClock(_event.Listener):
 # the cache has none); compilations are also events of their own.  The CLI reports compile time
 # apart from training time, and numba's start-up apart from parsing.
 _LOCK_CLOCK = _WallClock()
-_COMPILE_CLOCK = _WallClock()
+_COMPILE_CLOCK = _WallClock("compile")
 _event.register("numba:compiler_lock", _LOCK_CLOCK)
 _event.register("numba:compile", _COMPILE_CLOCK)
 
@@ -131,6 +147,41 @@ def _skip_blas_probe():
 
 
 _skip_blas_probe()
+
+
+def _count_cache_loads():
+    """Time numba's loads of cached kernels for the start-up block: the first one also sets up
+    the CPU target (timed apart as ``jit_setup``), every one that finds its kernel in the cache
+    is counted in ``cache_loads`` with its name.  (numba has no event for a cache load; this
+    wraps the one method that does it, and leaves it alone if a numba version lacks it.)"""
+    try:
+        from numba.core import caching
+    except ImportError:
+        return
+    real = getattr(caching.Cache, "load_overload", None)
+    if real is None:
+        return
+    first = [True]
+
+    def load_overload(self, sig, target_context):
+        if first[0]:
+            first[0] = False
+            t = _startup.clocks()
+            target_context.refresh()
+            _startup.add_since("jit_setup", t)
+        t = _startup.clocks()
+        data = real(self, sig, target_context)
+        if data is not None:
+            func = self._py_func
+            wall, cpu = _startup.clocks()
+            _startup.add_kernel("cache_loads", f"{func.__module__}.{func.__qualname__}",
+                                wall - t[0], cpu - t[1])
+        return data
+
+    caching.Cache.load_overload = load_overload
+
+
+_count_cache_loads()
 
 
 def njit(*args, **kwargs):
@@ -189,3 +240,4 @@ else:
 
 
 IMPORT_SECONDS = time.perf_counter() - _t_import
+_startup.add("numba", IMPORT_SECONDS, time.process_time() - _c_import)
