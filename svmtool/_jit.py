@@ -20,7 +20,29 @@ _startup.timed_import("scipy")
 _t_import = time.perf_counter()
 _c_import = time.process_time()
 
-import numba  # noqa: E402
+
+def _import_numba():
+    """Import numba without PyYAML when there is nothing for it to read.
+
+    numba's config imports yaml (20-30 ms) only to read a ``.numba_config.yaml`` in the current
+    folder; without that file yaml is hidden during numba's import (and importable again right
+    after), so the configuration numba ends with is the same."""
+    import sys
+
+    hide = "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml")
+    if hide:
+        sys.modules["yaml"] = None            # `import yaml` raises ImportError meanwhile
+    try:
+        import numba
+        import numba.core.event
+        import numba.np.linalg
+    finally:
+        if hide and sys.modules.get("yaml", 0) is None:
+            del sys.modules["yaml"]
+    return numba
+
+
+numba = _import_numba()
 import numba.core.event as _event  # noqa: E402
 import numba.np.linalg as _nla  # noqa: E402
 
@@ -182,6 +204,38 @@ def _count_cache_loads():
 
 
 _count_cache_loads()
+
+
+def _typeof_arrays_without_numpy_ma():
+    """Type plain arrays without importing numpy.ma.
+
+    On the first call of every kernel numba types its arguments in Python; for an ndarray it
+    first rules out a masked array, and asking for ``numpy.ma`` imports it (20-40 ms of every
+    command's start-up).  A masked array cannot exist before numpy.ma is imported, and an array
+    whose type is exactly ndarray is none; those are typed here (dtype, dimensions, layout,
+    writeability), everything else by numba's own rule."""
+    import sys
+
+    import numpy as np
+    from numba.core import types
+    from numba.core.typing.typeof import typeof_impl
+    from numba.np import numpy_support
+
+    numba_rule = typeof_impl.dispatch(np.ndarray)
+
+    @typeof_impl.register(np.ndarray)
+    def typeof_ndarray(val, c):
+        if type(val) is not np.ndarray and "numpy.ma" in sys.modules:
+            return numba_rule(val, c)
+        try:
+            dtype = numpy_support.from_dtype(val.dtype)
+        except Exception:
+            return numba_rule(val, c)          # numba's error for an unsupported dtype
+        return types.Array(dtype, val.ndim, numpy_support.map_layout(val),
+                           readonly=not val.flags.writeable)
+
+
+_typeof_arrays_without_numpy_ma()
 
 
 def njit(*args, **kwargs):
