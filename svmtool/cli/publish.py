@@ -42,16 +42,18 @@ def read_training_data(ctx, job):
     import time
 
     from svmtool import _startup
-    from svmtool.io.svmlight import load_data
+    from svmtool.io.svmlight import PY_PARSE_LIMIT, PY_PARSE_LIMIT_NUMBA_FREE, load_data
 
     spec, params, model_format = job.spec, job.params, job.model_format
+    # numba is loaded by the solver that needs it, not by the parser before it
+    limit = PY_PARSE_LIMIT_NUMBA_FREE if spec.small_without_numba else PY_PARSE_LIMIT
     if job.test_file:
         test = load_data(job.test_file, zero_based=job.zero_based)
         params = replace(params, dcsvm=replace(params.dcsvm, test=test,
                                                keep_level_models=spec.reads("dcsvm")))
     t0, jit0, own0 = time.perf_counter(), jit_clock(), _startup.span_start()
     prob = load_data(job.train_file, zero_based=job.zero_based, threads=params.threads,
-                     progress=show_progress(ctx, job.quiet))
+                     progress=show_progress(ctx, job.quiet), python_limit=limit)
     t_read = time.perf_counter() - t0
     _startup.add("parse", *_startup.own_since(own0))
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
