@@ -45,7 +45,7 @@ from typing import Optional
 
 import numpy as np
 
-from svmtool.bench.timing import interleaved_runs, rss_peak, traced_peak
+from svmtool.bench.timing import cpu_of, interleaved_runs, load_average, rss_peak, traced_peak
 from svmtool.bench.timing import timed_call as _timed
 
 # --- data ---------------------------------------------------------------------------------------
@@ -328,6 +328,7 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
             raw, t = _timed(fit)
         times.append(t)
     med = statistics.median(times)
+    cpu, cpu_min = cpu_of(times)
     if memory and not runner.time_from_outside and not slow:
         # an untimed run under tracemalloc: numpy's allocations, even where the allocator
         # reused memory freed by earlier runs (which hides them from the RSS)
@@ -342,7 +343,8 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
         "data": data.name, "n": data.n, "C": C,
         "eps": eps if eps is not None else runner.default_eps, "eps_default": eps is None,
         "runner": runner.name, "source": runner.source, "group": runner.group,
-        "time": med, "time_min": min(times), "times": times, "first": first,
+        "time": med, "time_min": min(times), "times": [float(t) for t in times],
+        "cpu": cpu, "cpu_min": cpu_min, "first": first,
         "jit": max(0.0, first - med), "mem_mib": mem, "mem_rss_mib": mem_rss,
         "mem_traced_mib": mem_traced,
         "iterations": ev.iterations, "objective": obj, "own_objective": ev.own_objective,
@@ -507,6 +509,7 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
     the timed runs of the runners alternate (each runner once per round; no traces)."""
     rows, traces, errors = [], [], []
     states = {}
+    load0 = load_average()
     for r in runners:
         try:
             states[r.name] = r.prepare(data)
@@ -529,6 +532,7 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
                     if log:
                         log(f"  {r.name}: failed: {e!r}")
                     continue
+                row["load"] = [list(load0), list(load_average())]   # this case's start, end
                 rows.append(row)
                 traces.append(tr)
     for r in runners:

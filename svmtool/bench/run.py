@@ -80,12 +80,14 @@ def run_one(cfg: BenchConfig, log=None):
         f", test rows={data.test.n_rows})" if data.test is not None else ")")
     if cfg.sweep == "C" and Cs == [1.0]:
         Cs = SWEEP_C
+    load0 = harness.load_average()
     rows, traces, errors = harness.run_grid(data, runners, Cs, epss, repeat=cfg.repeat,
                                             trace=cfg.trace and cfg.sweep is None,
                                             memory=cfg.memory, log=log,
                                             interleave=cfg.interleave)
     block = {"title": title, "parse": report.parse_table(data), "rows": rows, "traces": traces,
-             "errors": errors, "ratios": report.headline_ratios(rows)}
+             "errors": errors, "ratios": report.headline_ratios(rows),
+             "load": [list(load0), list(harness.load_average())]}
     if cfg.sweep == "eps":
         # eps means different things per solver: sweep each around its own default
         extra = []

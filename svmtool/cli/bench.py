@@ -23,7 +23,7 @@ def _names(text):
 
 
 # options of the one-run form only (refused with --suite)
-RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
+RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "cache_mb", "external",
             "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
             "no_trace", "no_memory", "tag", "end_to_end", "interleave", "scale_rows",
             "scale_modes", "scale_budget", "scale_c")
@@ -67,6 +67,8 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
               help="Bias feature value for the linear runs (-1: none), as LIBLINEAR's -B.")
 @click.option("-g", "gamma", type=float, default=None,
               help="RBF gamma of the kernel runs (default 1/features).")
+@click.option("-m", "cache_mb", type=float, default=None,
+              help="Kernel cache in MB of the kernel runs, svm-train's -m (default 100).")
 @click.option("--repeat", type=int, default=3, show_default=True,
               help="Timed runs per case after one warm-up run; the median is reported.")
 @click.option("--against", default="liblinear,libsvm,sklearn", show_default=True,
@@ -119,7 +121,7 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
             threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
-            anchor_bin=(), scale_c="fixed", interleave=False):
+            anchor_bin=(), scale_c="fixed", interleave=False, cache_mb=None):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -170,7 +172,7 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
                       trace=not no_trace, memory=not no_memory, scaling=scaling, sweep=sweep,
                       io=io_bench, external=external, external_predict=external_predict,
                       external_group=external_loss, threads=threads, end_to_end=end_to_end,
-                      interleave=interleave)
+                      interleave=interleave, cache_mb=cache_mb)
     log = (lambda m: info(ctx, m, quiet))
     result = run_one(cfg, log=log)
     md, files = finish(result, out_dir, tag, log=log)

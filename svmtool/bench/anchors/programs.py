@@ -72,11 +72,16 @@ def svmtool_command():
 
 
 def run_timed(argv, env=None):
-    """(seconds, exit status, stdout text, stderr text) of one child process, start to exit."""
+    """(seconds, exit status, stdout text, stderr text) of one child process, start to exit;
+    the seconds carry the child's CPU seconds (``.cpu``, :class:`svmtool.bench.timing.Seconds`:
+    user + system time of the child and its own children, from the kernel's accounting)."""
+    from svmtool.bench.timing import children_cpu_now, with_cpu
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        c0 = children_cpu_now()
         t0 = time.perf_counter()
         rc = subprocess.run(argv, stdout=out, stderr=err, env=env).returncode
-        dt = time.perf_counter() - t0
+        dt = with_cpu(time.perf_counter() - t0, children_cpu_now() - c0)
         out.seek(0)
         err.seek(0)
         return dt, rc, out.read().decode(errors="replace"), err.read().decode(errors="replace")
