@@ -33,6 +33,8 @@ TEXT = {
     "labelonly.svm": b"1\n-1 1:1\n",
     "crlf.svm": b"1 1:1\r\n-1 2:1\r\n",
     "one.svm": b"1 1:1\n1 2:1\n",
+    "heart.svm": lambda: HEART.read_bytes(),
+    "other.out": b"log2c=99 log2g=3 rate=80\n",
     "t.gz": lambda: gzip.compress((DATA / "a9a").read_bytes())[:50000],
     "t.bz2": lambda: bz2.compress((DATA / "a9a").read_bytes())[:50000],
     "t.xz": lambda: lzma.compress((DATA / "a9a").read_bytes())[:50000],
@@ -140,6 +142,23 @@ ROWS = [
      "--time-limit must be > 0 seconds (got 0)"),
     ("--max-iter 0", ["train", "--max-iter", "0", HEART, "OUT"], 2,
      "--max-iter must be at least 1 (got 0)"),
+    # -- svmtool grid: before any cell runs, nothing written ----------------------------------
+    ("grid: step 0", ["grid", "-log2c", "1,5,0", "heart.svm"], 2,
+     "-log2c 1,5,0: a step of 0 never reaches the end"),
+    ("grid: step of the wrong sign", ["grid", "-log2g", "-1,-7,2", "heart.svm"], 2,
+     "-log2g -1,-7,2: the step goes away from the end (a step of the wrong sign names no "
+     "cell; use -1,-7,-2)"),
+    ("grid: no cell", ["grid", "-log2c", "null", "-log2g", "null", "heart.svm"], 2,
+     "-log2c and -log2g should not be null simultaneously"),
+    ("grid: -v 1", ["grid", "-v", "1", "heart.svm"], 2,
+     "-v 1: n-fold cross validation needs n >= 2"),
+    ("grid: more folds than rows", ["grid", "-v", "300", "heart.svm"], 2,
+     "-v 300: more folds than the 270 rows of {d}/heart.svm"),
+    ("grid: -resume of another grid", ["grid", "-resume", "other.out", "heart.svm"], 2,
+     "{d}/other.out:1: the cell 'log2c=99 log2g=3 rate=80' is not on this grid (-log2c -5,15,2 "
+     "-log2g 3,-15,-2): the file belongs to another grid"),
+    ("grid: -c", ["grid", "-c", "1", "heart.svm"], 2,
+     "-c: use -log2c and -log2g (grid.py's rule: the grid sets C and gamma)"),
     ("-b 1, not LR", ["predict", "-b", "1", HEART, "m.model", "OUT"], 2,
      "-b 1 needs a logistic-regression model (L2R_LR, L1R_LR or L2R_LR_DUAL); {d}/m.model is "
      "L2R_L2LOSS_SVC_DUAL"),

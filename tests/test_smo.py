@@ -208,3 +208,42 @@ def test_a_passed_deadline_still_gives_a_model(heart):
     m = ours(heart, "c_svc", deadline=time.monotonic() - 1.0)
     rep = m.report["classes"][0]
     assert rep["iterations"] > 0 and np.isfinite(m.decision_function(heart)).all()
+
+
+def test_warm_start_gradient_and_shared_row_cache(heart):
+    """What a parameter grid hands the SMO (svmtool.selection): a RowCache over all data points
+    shared by solves over subsets of them, and a start scaled from the previous C with its
+    gradient and G_bar (alpha seeding).  Both give the cold solve's solution to the tolerance;
+    the shared cache computes no row twice."""
+    from svmtool.ops.kernels import Kernel, Rows
+    from svmtool.solvers.kernel import smo
+
+    X = Rows(heart.indptr, heart.indices, heart.data, n_features=heart.n_features)
+    kd = smo.KernelData(X, Kernel(2, 0.1, 0.0, 3, 0.0))
+    rows = np.flatnonzero(np.arange(heart.n_rows) % 5 != 0)       # one fold's training rows
+    yb = np.where(heart.y[rows] > 0, 1.0, -1.0)
+    m = len(rows)
+    shared = smo.RowCache(heart.n_rows, 1.0)
+    prev = None
+    for C in (0.5, 2.0, 8.0):
+        cold = smo.solve(kd, rows, yb, -np.ones(m), np.full(m, C), np.zeros(m), eps=1e-5)
+        kw = {}
+        a0 = np.zeros(m)
+        if prev is not None:
+            s = C / prev[1]
+            a0 = np.where(prev[0].alpha >= prev[1], C, prev[0].alpha * s)
+            kw = dict(G0=s * (prev[0].G + 1.0) - 1.0, G_bar0=s * prev[0].G_bar)
+        warm = smo.solve(kd, rows, yb, -np.ones(m), np.full(m, C), a0, eps=1e-5, rows=shared,
+                         **kw)
+        assert warm.converged and warm.violation < 1e-5
+        assert rel(warm.obj, cold.obj) < 1e-6
+        assert abs(warm.rho - cold.rho) < 1e-4
+        # the gradient carried along the path is the true one (to the float32 kernel rows'
+        # rounding, which the cold solve's gradient has too)
+        def drift(res):
+            exact = smo.gradient(kd, rows, yb, -np.ones(m), res.alpha, np.arange(m))
+            return np.max(np.abs(res.G - exact))
+
+        assert drift(warm) <= max(3 * drift(cold), 1e-6 * C)
+        prev = (warm, C)
+    assert shared.misses <= heart.n_rows

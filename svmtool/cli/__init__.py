@@ -30,6 +30,7 @@ COMMANDS = {
     "train": ("svmtool.cli.train", "Train a model (LIBLINEAR-style options)."),
     "predict": ("svmtool.cli.predict", "Predict labels or scores for a data file."),
     "bench": ("svmtool.cli.bench", "Benchmark solvers against LIBLINEAR, LIBSVM, scikit-learn."),
+    "grid": ("svmtool.cli.grid", "LIBSVM's grid.py and easy.py (--easy) in one process."),
     "info": ("svmtool.cli.info", "Describe a model file: format, classes, features, kernel."),
     "svm-train": ("svmtool.cli.svm_train", "LIBSVM's svm-train, same options and output."),
     "svm-predict": ("svmtool.cli.svm_predict", "LIBSVM's svm-predict, same options and output."),

@@ -89,11 +89,16 @@ _TRAIN_INTEGERS = {"-s": "svm_type", "-t": "kernel_type", "-d": "degree", "-h": 
                    "-b": "probability"}
 
 
+def train_defaults():
+    """svm-train's settings before its options are read (LIBSVM's defaults)."""
+    return {"svm_type": 0, "kernel_type": 2, "degree": 3, "gamma": 0.0, "coef0": 0.0, "nu": 0.5,
+            "cache": 100.0, "C": 1.0, "eps": 1e-3, "p": 0.1, "shrinking": 1, "probability": 0,
+            "weights": [], "quiet": False, "folds": None}
+
+
 def parse_train_args(args):
     """LIBSVM svm-train's argument vector -> (settings dict, data file, model file)."""
-    s = {"svm_type": 0, "kernel_type": 2, "degree": 3, "gamma": 0.0, "coef0": 0.0, "nu": 0.5,
-         "cache": 100.0, "C": 1.0, "eps": 1e-3, "p": 0.1, "shrinking": 1, "probability": 0,
-         "weights": [], "quiet": False, "folds": None}
+    s = train_defaults()
     opts, rest = _scan(args, "svm-train", tuple(_TRAIN_NUMBERS) + tuple(_TRAIN_INTEGERS) + ("-v",),
                        flags=("-q",), prefixed=("-w",), has="has no such option")
     for opt, val in opts:

@@ -10,6 +10,8 @@ studies.py   param-search, ocas-split, dcsvm-levels, predict: tables of their ow
              (svmtool.bench.studies), each case a ``Case(table=...)``
 estimators.py  sklearn: svmtool.sklearn's estimators against scikit-learn's
              (svmtool.bench.estimators)
+selection.py grid: svmtool grid against grid.py + svm-train, GridSearchCV, liblinear-train -C
+             (svmtool.bench.grid_study)
 runner.py    running a suite, its markdown section, merging sections into BENCHMARKS.md
 
 Adding a suite: a ``register(Suite(...))`` in the module of its family (or a new module imported
@@ -19,7 +21,7 @@ the registry, its options as :class:`svmtool.bench.anchors.Variant`.
 
 # the suites register on import, in this order (that of --list-suites and of BENCHMARKS.md)
 from svmtool.bench.suites import linear  # noqa: F401  (isort: skip)
-from svmtool.bench.suites import kernel, programs, reading, studies  # noqa: F401
+from svmtool.bench.suites import kernel, programs, reading, selection, studies  # noqa: F401
 from svmtool.bench.suites import estimators  # noqa: F401
 from svmtool.bench.suites.registry import SUITES, Case, Suite, Where, ordered, register, select
 from svmtool.bench.suites.runner import command_line, merge_markdown, run_suite

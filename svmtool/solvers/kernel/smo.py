@@ -58,8 +58,8 @@ import numpy as np
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.solvers.common.result import time_up
 from svmtool.solvers.kernel._smo_jit import max_violation, rho_of, smo_run
-from svmtool.solvers.kernel._smo_rows_jit import (COUNTER, EPOCH, ITERS, MISSES, N_ACT, UNSHRUNK,
-                                                  kernel_diag)
+from svmtool.solvers.kernel._smo_rows_jit import (CLOCK, COUNTER, EPOCH, ITERS, MISSES, N_ACT,
+                                                  UNSHRUNK, kernel_diag)
 
 DEFAULT_EPS = 1e-3
 CHUNK = 50_000          # iterations between returns to Python (progress, time limit)
@@ -78,6 +78,8 @@ class SmoResult:
     stopped: str = ""         # "", "iterations" or "time limit"
     gap: float = 0.0          # duality gap of the box problem (see solve)
     extra: dict = field(default_factory=dict)
+    G_bar: np.ndarray = None  # LIBSVM's G_bar at the end, over the variables of in_gbar
+    in_gbar: np.ndarray = None
 
 
 class KernelData:
@@ -106,6 +108,7 @@ class KernelData:
             self.ci = np.zeros(0, dtype=np.int64)
             self.cv = np.zeros(0)
         self.diag = kernel_diag(X.indptr, X.indices, X.data, X.sq, self.kmat, *self.kargs())
+        self.threads = None      # of the kernel expansions (gradient rebuilds); None: all cores
 
     def kargs(self):
         k = self.kernel
@@ -121,7 +124,7 @@ class KernelData:
         k = Kernel(self.kernel.ktype, self.kernel.gamma, self.kernel.coef0, self.kernel.degree,
                    0.0)
         return kernel_expansion(self.X, targets, self.X, np.asarray(coef_rows, dtype=np.int64),
-                                coef, k, threads=None, mem_mb=64.0)
+                                coef, k, threads=self.threads, mem_mb=64.0)
 
 
 def csc_of(X: Rows):
@@ -155,9 +158,45 @@ def gradient(kd: KernelData, xi, y, p, alpha, targets, mask=None):
     return g
 
 
+class RowCache:
+    """The LRU cache of kernel rows over the data points of one KernelData (float32, as
+    LIBSVM's), with its clock and epoch.  :func:`solve` makes one per call unless given one;
+    a cache handed to several solves over the same KernelData (the folds and C values of a
+    parameter grid: variables ``xi`` that are subsets of the data points) keeps its whole rows
+    from one solve to the next.  Rows computed over the active points of a shrinking epoch are
+    never reused by a later solve (each solve starts a new epoch)."""
+
+    def __init__(self, l, cache_mb):
+        slots = int(max(4, min(l, cache_mb * (1 << 20) // (4 * max(l, 1)))))
+        self.cache = np.empty((slots, l), dtype=np.float32)
+        self.slot_of = -np.ones(l, dtype=np.int64)
+        self.slot_row = -np.ones(slots, dtype=np.int64)
+        self.slot_stamp = np.zeros(slots, dtype=np.int64)
+        self.slot_epoch = np.zeros(slots, dtype=np.int64)
+        self.clock = 0
+        self.epoch = 0
+        self.misses = 0
+
+    @property
+    def slots(self):
+        return self.cache.shape[0]
+
+    def arrays(self):
+        return self.cache, self.slot_of, self.slot_row, self.slot_stamp, self.slot_epoch
+
+
 def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shrinking=True,
-          cache_mb=100.0, max_iter=None, callback=None, deadline=None):
-    """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0."""
+          cache_mb=100.0, max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None,
+          rows=None, shrink_first=False):
+    """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0.
+
+    Warm starts: ``G0`` is the gradient ``Q alpha0 + p`` when the caller knows it (alpha
+    seeding along a C path scales the previous solution and its gradient), ``G_bar0`` the
+    matching G_bar (see below); without them both are computed from alpha0's kernel
+    expansion.  ``rows``: a :class:`RowCache` over kd's data points, shared with other solves
+    (else a new one of ``cache_mb``); its rows are then always computed whole.
+    ``shrink_first``: shrink at the first iteration instead of after min(n, 1000), for a warm
+    start whose variables are mostly at their bounds already."""
     t0 = time.perf_counter()
     n = len(y)
     l = kd.l
@@ -166,24 +205,36 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     p = np.ascontiguousarray(p, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
-    full_only = n != l        # SVR: rows over all data points (two variables share one)
-    G = gradient(kd, xi, y, p, alpha, np.arange(n))
+    # whole rows over all data points: for SVR (two variables share one point), for variables
+    # on a subset of the points, and for a cache shared with other solves
+    full_only = n != l or rows is not None
+    if G0 is None:
+        G = gradient(kd, xi, y, p, alpha, np.arange(n))
+    else:
+        G = np.ascontiguousarray(G0, dtype=np.float64).copy()
     # G_bar (LIBSVM's): sum of C_k Q_tk over the variables at their upper bound
     in_gbar = (alpha >= C).astype(np.int8)
-    G_bar = np.zeros(n)
-    if in_gbar.any():
-        G_bar = gradient(kd, xi, y, np.zeros(n), C, np.arange(n), mask=in_gbar.astype(bool))
-    slots = int(max(4, min(l, cache_mb * (1 << 20) // (4 * max(l, 1)))))
-    cache = np.empty((slots, l), dtype=np.float32)
-    slot_of = -np.ones(l, dtype=np.int64)
-    slot_row = -np.ones(slots, dtype=np.int64)
-    slot_stamp = np.zeros(slots, dtype=np.int64)
-    slot_epoch = np.zeros(slots, dtype=np.int64)
+    if G_bar0 is not None:
+        G_bar = np.ascontiguousarray(G_bar0, dtype=np.float64).copy()
+    else:
+        G_bar = np.zeros(n)
+        if in_gbar.any():
+            G_bar = gradient(kd, xi, y, np.zeros(n), C, np.arange(n),
+                             mask=in_gbar.astype(bool))
+    if rows is None:
+        rows = RowCache(l, cache_mb)
+    cache, slot_of, slot_row, slot_stamp, slot_epoch = rows.arrays()
+    slots = rows.slots
     act = np.arange(n, dtype=np.int64)
     dact = np.zeros(n, dtype=np.int64)
     istate = np.zeros(8, dtype=np.int64)
     istate[N_ACT] = n
-    istate[COUNTER] = min(n, 1000) + 1
+    # LIBSVM shrinks first after min(n, 1000) iterations; a warm start may shrink at once
+    istate[COUNTER] = 1 if shrink_first else min(n, 1000) + 1
+    istate[CLOCK] = rows.clock
+    istate[EPOCH] = rows.epoch + 1
+    misses0 = rows.misses
+    istate[MISSES] = misses0
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
     converged = False
     stopped = ""
@@ -219,6 +270,9 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     if not converged and int(istate[N_ACT]) < n:
         _reactivate(kd, xi, y, p, C, alpha, G, G_bar, in_gbar, act, int(istate[N_ACT]),
                     istate)
+    rows.clock = int(istate[CLOCK])
+    rows.epoch = int(istate[EPOCH])
+    rows.misses = int(istate[MISSES])
     nuf = 1 if nu else 0
     rho, r = rho_of(alpha, y, C, G, nuf)
     obj = 0.5 * float(alpha @ (G + p))
@@ -230,8 +284,8 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     gap = float(alpha @ (G - s) + C @ np.maximum(0.0, s - G))
     return SmoResult(alpha=alpha, G=G, rho=float(rho), r=float(r), obj=obj,
                      iterations=int(istate[ITERS]), converged=converged, violation=viol,
-                     stopped=stopped, gap=gap,
-                     extra={"cache_misses": int(istate[MISSES]), "rebuilds": rebuilds,
+                     stopped=stopped, gap=gap, G_bar=G_bar, in_gbar=in_gbar,
+                     extra={"cache_misses": int(istate[MISSES]) - misses0, "rebuilds": rebuilds,
                             "cache_rows": slots, "solve_time": time.perf_counter() - t0})
 
 

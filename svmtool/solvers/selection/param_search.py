@@ -280,15 +280,8 @@ def _c_path(problem, folds, C, max_C, pool, report, regression, p=-1.0):
     stopped = "maximum C reached"
     while C <= max_C:
         t0 = time.perf_counter()
-        if pool is not None:
-            outs = list(pool.map(lambda fold: fold.train_predict(C), folds))
-        else:
-            outs = [fold.train_predict(C) for fold in folds]
-        changed = False
-        for fold, (w, values) in zip(folds, outs):
-            if fold.w is not None and math.sqrt(float(np.sum((w - fold.w) ** 2))) > 1e-15:
-                changed = True
-            fold.w = w
+        outs, changed = folds_at(folds, C, pool)
+        for fold, (_, values) in zip(folds, outs):
             pred[fold.rows] = values
         if regression:
             score = float(np.mean((pred - problem.y) ** 2))
@@ -312,6 +305,22 @@ def _c_path(problem, folds, C, max_C, pool, report, regression, p=-1.0):
         C *= 2.0
     return SearchResult(best_C=best_C, best_rate=best, path=path, stopped=stopped,
                         best_p=p)
+
+
+def folds_at(folds, C, pool=None):
+    """Every fold trained at C from its previous solution and its held-out rows predicted:
+    ([(w, predictions)] in fold order, whether any fold's w moved by more than 1e-15 -- the
+    test of LIBLINEAR's early end of the path).  Each fold keeps its new w."""
+    if pool is not None:
+        outs = list(pool.map(lambda fold: fold.train_predict(C), folds))
+    else:
+        outs = [fold.train_predict(C) for fold in folds]
+    changed = False
+    for fold, (w, _) in zip(folds, outs):
+        if fold.w is not None and math.sqrt(float(np.sum((w - fold.w) ** 2))) > 1e-15:
+            changed = True
+        fold.w = w
+    return outs, changed
 
 
 def api_threads(threads):
