@@ -108,8 +108,11 @@ def seconds(part):
 
 def block(parse=None):
     """The ``startup`` block of a run record: each part's wall and CPU seconds (and count for
-    the counted ones), ``parse`` (wall, CPU) as given by the command (reading the data with
-    numba's parts taken out), and ``fixed``: the sum of the fixed parts."""
+    the counted ones), ``parse`` (wall, CPU; default: the ``parse`` part the command noted,
+    reading the data with numba's parts taken out), and ``fixed``: the sum of the fixed
+    parts."""
+    if parse is None and "parse" in _PARTS:
+        parse = _PARTS["parse"][:2]
     out = {}
     total = [0.0, 0.0]
     for part in FIXED + ("compile",):

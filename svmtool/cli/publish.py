@@ -158,7 +158,9 @@ def _publish(ctx, job, rec):
         rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
         rec["times"]["solve"] = model.report["train_time"]
         rec["times"]["numba_startup"], rec["times"]["numba_compile"] = jit
-        rec["startup"] = _startup_block()
+        from svmtool import _startup
+
+        rec["startup"] = _startup.block()     # the fixed cost of this run, by part
         if init_model is not None:
             rec["warm_start"] = type(init_model).__name__
     if job.validate_file is not None:
@@ -171,14 +173,6 @@ def _publish(ctx, job, rec):
         rec["times"]["write"] = time.perf_counter() - t0
         rec["model"]["sha256"] = file_facts(job.model_file)[1]
         rec["status"] = "published"
-
-
-def _startup_block():
-    """--report's ``startup`` block (svmtool._startup): the fixed cost of this run, by part."""
-    from svmtool import _startup
-
-    wall, cpu, count = _startup.seconds("parse")
-    return _startup.block(parse=(wall, cpu) if count else None)
 
 
 def _init_model(job):
