@@ -354,6 +354,8 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
     }
     if ev.extra.get("times"):
         row["phases"] = ev.extra["times"]     # svmtool train's own read/solve/write split
+    if ev.extra.get("startup"):
+        row["startup"] = ev.extra["startup"]  # its fixed cost by part (medians of the runs)
     tr = {"data": data.name, "C": C, "eps": row["eps"], "runner": runner.name,
           "group": runner.group, "callback": [], "replays": []}
     if trace:

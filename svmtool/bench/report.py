@@ -121,6 +121,26 @@ def scaling_table(scaling):
     return "\n".join(out)
 
 
+STARTUP_PARTS = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads", "parse",
+                 "fixed")
+
+
+def startup_table(rows):
+    """Wall / CPU seconds of each start-up part of the rows that have one."""
+    have = [r for r in rows if r.get("startup")]
+    if not have:
+        return ""
+    out = ["| runner | " + " | ".join(STARTUP_PARTS) + " | kernels loaded |",
+           "|---|" + "---:|" * (len(STARTUP_PARTS) + 1)]
+    for r in have:
+        st = r["startup"]
+        cells = [f"{st[p]['wall']:.3f} / {st[p]['cpu']:.3f}" if p in st else "-"
+                 for p in STARTUP_PARTS]
+        loads = st.get("cache_loads", {}).get("count", 0)
+        out.append(f"| {r['runner']} | " + " | ".join(cells) + f" | {loads} |")
+    return "\n".join(out)
+
+
 def sweep_table(rows, what):
     key = "C" if what == "C" else "eps"
     out = [f"| runner | {key} | iterations | time ms | rel. gap | test acc |",
@@ -163,6 +183,10 @@ def markdown(result, plots=(), link_prefix=""):
         parts.append("Problems: " + "; ".join(f"`{g}` = {GROUP_TITLES.get(g, g)}" for g in groups)
                      + ".  Anchors in *italics*.\n")
         parts.append(results_table(block["rows"]) + "\n")
+        st = startup_table(block["rows"])
+        if st:
+            parts.append("Start-up of the svmtool commands (`--report`'s `startup` block, medians "
+                         "of the timed runs; `fixed` sums python to cache_loads):\n\n" + st + "\n")
         rt = ratios_table(block.get("ratios", []))
         if rt:
             parts.append("Time ratios (default eps; < 1: svmtool faster):\n\n" + rt + "\n")
