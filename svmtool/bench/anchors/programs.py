@@ -10,7 +10,9 @@ the harness's one convention and the test accuracy.
 * ``svmtool train`` itself, as a user runs it (process start, imports, reading the text,
   training, writing the model).  Its warm-up run starts with an empty numba cache of its own
   (``NUMBA_CACHE_DIR``), so the table's ``jit/warm-up`` column is the compile cost a first run
-  pays; the timed runs then load that cache, as every later run does;
+  pays; the timed runs then load that cache, as every later run does (and Python's bytecode
+  of svmtool's modules, which the warm-up writes if missing, even under
+  ``PYTHONDONTWRITEBYTECODE``);
 * any command given as a template (``svmtool bench --external``).
 
 Wall time is the child's, start to exit.  Peak memory is not measured for commands: a child's
@@ -174,6 +176,10 @@ class CommandRunner(Runner):
             if self.fresh_numba_cache:
                 # the first run (the harness's warm-up) compiles into an empty cache of its own
                 env["NUMBA_CACHE_DIR"] = os.path.join(state["tmp"], "numba-cache")
+                # and writes svmtool's bytecode if it is missing (an editable install under
+                # PYTHONDONTWRITEBYTECODE would compile every module's source on every run,
+                # 0.1-0.2 s of CPU an installed svmtool never pays)
+                env.pop("PYTHONDONTWRITEBYTECODE", None)
         dt, rc, out, err = run_timed(argv, env=env)
         if rc != 0:
             raise RuntimeError(f"command failed ({rc}): {shlex.join(argv)}\n{err.strip()[-500:]}")
