@@ -124,10 +124,11 @@ def _dump(problem, path):
 
 
 def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, name=None,
-                    threads=None, split=None, nightly=None):
+                    threads=None, split=None, nightly=None, head=None):
     """Read the data (parse time measured apart: a first read, then the timed second read).
 
     ``split`` (no test file): a seeded permutation's first ``split`` rows train, the rest test.
+    ``head``: the first ``head`` rows of the file, in order (``rows``: a seeded subsample).
     ``nightly`` (a fraction, with a test file): the warm-start scenario of a cron job --
     ``yesterday`` is the training file, today's training data is it with that fraction of its
     rows replaced by random test rows (see :func:`nightly_data`)."""
@@ -153,6 +154,8 @@ def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, na
     if nightly is not None and test is not None:
         yesterday = train
         train = nightly_data(train, test, nightly, seed)
+    if head is not None and head < train.n_rows:
+        train = train.take_rows(np.arange(head))
     if rows is not None and rows < train.n_rows:
         if yesterday is not None:       # the first rows of both days, which mostly overlap
             train = train.take_rows(np.arange(rows))
