@@ -333,3 +333,44 @@ def test_dask_units_give_the_threads_cells(heart, tmp_path):
     there = run_grid(heart, p, grid, get_spec("c_svc"), GridOptions(dask="local:1"))
     assert [(c.c, c.g, c.rate) for c in there.cells] == [(c.c, c.g, c.rate) for c in here.cells]
     assert there.best == here.best
+
+
+def test_linear_svr_grid_over_C_and_p_is_liblinear_per_fold(heart, tmp_path):
+    """-s svr-l2 -log2p: every cell (C, p) is the cross-validated mean squared error of
+    LIBLINEAR's -s 11 (liblinear-official) trained on the same folds with that C and p; the
+    lines say p=, the .out file log2p=, and -resume reads it back."""
+    liblinear = pytest.importorskip("liblinear.liblinearutil",
+                                    reason="needs liblinear-official (the test extra)")
+    args = ["-s", "svr-l2", "-e", "0.0001", "-log2c", "-3,1,2", "-log2p", "-1,-5,-2"]
+    r = svmtool("grid", *args, "-out", "g.out", "-png", "null", HEART, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.decode().splitlines()
+    assert len(lines) == 10 and "p=" in lines[0] and "g=" not in lines[0]
+    rates = {}
+    for line in (tmp_path / "g.out").read_text().splitlines():
+        m = re.fullmatch(r"log2c=(\S+) log2p=(\S+) rate=(\S+)", line)
+        assert m, line
+        rates[(float(m.group(1)), float(m.group(2)))] = float(m.group(3))
+    assert len(rates) == 9
+    folds = libsvm_folds(heart.y, 5, stratified=False, seed=1)
+    X = heart.X
+    for (lc, lp), rate in rates.items():
+        pred = np.empty(heart.n_rows)
+        for test in folds:
+            keep = np.ones(heart.n_rows, dtype=bool)
+            keep[test] = False
+            m = liblinear.train(heart.y[keep], X[keep], f"-s 11 -c {2.0 ** lc} -p {2.0 ** lp} "
+                                                         f"-e 0.0001 -q")
+            pred[test] = liblinear.predict(heart.y[test], X[test], m, "-q")[0]
+        assert rate == pytest.approx(float(np.mean((pred - heart.y) ** 2)), rel=1e-4)
+    best = min(rates.items(), key=lambda kv: kv[1])
+    assert float(lines[-1].split()[2]) == best[1]
+    again = svmtool("grid", *args, "-resume", "g.out", "-out", "null", "-png", "null", HEART,
+                    cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert all(line.startswith("[resumed]") for line in again.stdout.decode().splitlines()[:-1])
+    assert again.stdout.decode().splitlines()[-1] == lines[-1]
+    for bad, msg in ((["-s", "dcd-l2", "-log2p", "-1,-5,-2"], b"-log2p: p is searched for"),
+                     (["-s", "svr-l2", "-p", "0.5", "-log2p", "-1,-5,-2"], b"-p and -log2p")):
+        r = svmtool("grid", *bad, HEART, cwd=tmp_path)
+        assert r.returncode == 2 and msg in r.stderr and len(r.stderr.splitlines()) == 1

@@ -35,7 +35,12 @@ ESTIMATORS = [cls() for cls in S.ESTIMATORS] + [
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=S.expected_failed_checks)
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks(estimator, check, monkeypatch):
+    # scikit-learn runs check_array_api_input (NumPy inputs under array-API dispatch must give
+    # the same results) only when SCIPY_ARRAY_API is set, and its DataFrame checks only when
+    # pandas is installed (the test extra has it): set for these in-process checks alone, so
+    # that the rest of the suite and its child processes keep scipy's default
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
     check(estimator)
 
 

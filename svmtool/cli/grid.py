@@ -60,8 +60,9 @@ grid.py's options (-svmtrain and -gnuplot are accepted and ignored):
 \b
 svm-train's options, for every cell: -s -t -d -r -n -m -e -p -h -b -wi -q
 (-s also takes svmtool's solvers by name: a linear one, e.g. -s dcd-l2, searches C
-along train -C's warm-started path; -s dcsvm --early scores cells by DC-SVM's early
-model, --refine K re-runs the best K exactly; -B for them)
+along train -C's warm-started path, and with -s svr-l2 or svr-l1 also p, given
+-log2p begin,end,step (one C path per p); -s dcsvm --early scores cells by DC-SVM's
+early model, --refine K re-runs the best K exactly; -B for them)
 
 \b
 svmtool's options:

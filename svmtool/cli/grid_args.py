@@ -35,6 +35,7 @@ class GridArgs:
     log2g: Optional[tuple] = DEFAULT_LOG2G
     log2c_given: bool = False
     log2g_given: bool = False
+    log2p: Optional[tuple] = None       # a linear SVR's p (svmtool's; grid.py has none)
     fold: int = DEFAULT_FOLD
     out: Optional[str] = None           # None: dataset.out; "" (null): none
     png: Optional[str] = None           # None: dataset.png; "" (null): none
@@ -100,6 +101,8 @@ def parse(args):
         elif opt == "-log2g":
             a.log2g = parse_range(opt, value(opt))
             a.log2g_given = True
+        elif opt == "-log2p":
+            a.log2p = parse_range(opt, value(opt))
         elif opt == "-v":
             a.fold = _int(opt, value(opt))
             if a.fold < 2:

@@ -14,8 +14,9 @@ def write_grid_report(path, a, params, spec, grid, res, resumed, started):
     from svmtool.cli.retrain import write_report
 
     def cell(c, g, rate, seconds=None, stats=None, resumed_=False):
-        return {"log2c": c, "log2g": g, "C": None if c is None else 2.0 ** c,
-                "gamma": None if g is None else 2.0 ** g, "rate": rate, "seconds": seconds,
+        second = "gamma" if grid.axis == "g" else grid.axis
+        return {"log2c": c, "log2" + grid.axis: g, "C": None if c is None else 2.0 ** c,
+                second: None if g is None else 2.0 ** g, "rate": rate, "seconds": seconds,
                 "resumed": resumed_, **({"stats": stats} if stats else {})}
 
     cells = [cell(c, g, r, resumed_=True) for (c, g), r in resumed.items()]
@@ -30,7 +31,7 @@ def write_grid_report(path, a, params, spec, grid, res, resumed, started):
         "version": __version__, "command": ["svmtool", *sys.argv[1:]],
         "solver": spec.name, "evaluator": res.extra.get("kind"), "params": params_d,
         "data": a.data, "folds": grid.fold, "fold_sizes": res.extra.get("folds"),
-        "fold_split": a.folds, "log2c": grid.log2c, "log2g": grid.log2g,
+        "fold_split": a.folds, "log2c": grid.log2c, "log2" + grid.axis: grid.log2g,
         "lower_is_better": grid.lower_is_better, "order": a.order, "threads": a.threads,
         "units": res.units, "cells": cells, "best": best, "stopped": res.stopped,
         "grid_seconds": res.elapsed, "total_seconds": time.monotonic() - started,

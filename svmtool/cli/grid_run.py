@@ -75,6 +75,12 @@ def prepare(ctx, a, quiet):
 
     params, spec = build_params(a, solver_name(a))
     kind = kind_of(spec, params)
+    if a.log2p is not None:
+        if kind != "linear" or spec.task != "regression":
+            raise ParameterError(f"-log2p: p is searched for the linear SVR solvers (-s svr-l2, "
+                                 f"svr-l1), not -s {spec.name}")
+        if "p" in a.train:
+            raise ParameterError("-p and -log2p: the grid sets p (give one of them)")
     if kind == "linear" and a.log2g_given and a.log2g is not None:
         raise ParameterError(f"-log2g: -s {spec.name} is linear, it has no gamma (-log2g null "
                              f"is implied)")
@@ -98,7 +104,7 @@ def prepare(ctx, a, quiet):
     log2c, log2g = a.log2c, a.log2g
     linear_path = False
     if kind == "linear":
-        log2g = None
+        log2g = a.log2p                   # a linear solver has no gamma; an SVR's p, if given
         runner = path_solver(spec)
         if runner is not spec and "e" not in a.train:
             if not quiet:
@@ -111,7 +117,8 @@ def prepare(ctx, a, quiet):
             log2c, linear_path = linear_range(prob, params), True
             a.order = "path"
     grid = GridSpec(log2c=log2c, log2g=log2g, fold=a.fold,
-                    lower_is_better=spec.task == "regression")
+                    lower_is_better=spec.task == "regression",
+                    axis="p" if a.log2p is not None else "g")
     grid.cells()                       # a grid of no cell: an error now
     opts = GridOptions(order=a.order, threads=a.threads, folds=a.folds, seed=a.seed,
                        seed_alpha=a.seed_alpha, share_rows=a.share_rows, dask=a.dask,
@@ -139,7 +146,7 @@ def run_grid_command(ctx, a, quiet, started, prepared=None, echo_final=True):
             state["best"] = (rate, c, g)
         # grid.py prints a resumed cell with the logs it read, as floats
         say(cell_line(*(None if v is None else float(v) for v in (c, g)), rate, state["best"],
-                      prefix=RESUMED))
+                      prefix=RESUMED, axis=grid.axis))
     total = len([k for k in grid.cells() if k not in resumed])
     bar = progress_bar(ctx, quiet, total)
 
@@ -151,12 +158,12 @@ def run_grid_command(ctx, a, quiet, started, prepared=None, echo_final=True):
         if bar is not None:
             bar.update(1)
         line = cell_line(cell.c, cell.g, cell.rate, state["best"],
-                         prefix="[refine]" if refined else "[local]")
+                         prefix="[refine]" if refined else "[local]", axis=grid.axis)
         if bar is not None:
             bar.clear()
         say(line)
         if out is not None and not refined:
-            out.add(out_line(cell.c, cell.g, cell.rate))
+            out.add(out_line(cell.c, cell.g, cell.rate, axis=grid.axis))
 
     try:
         if a.halving:
@@ -214,5 +221,6 @@ def _draw(a, grid, res, resumed):
     if not have_matplotlib():
         warn("no contour plot: matplotlib is not installed (pip install 'svmtool[plot]')")
         return
-    draw(png, cells, res.best, a.title, grid.log2c, grid.log2g)
+    draw(png, cells, res.best, a.title, grid.log2c, grid.log2g, axis=grid.axis,
+         lower_is_better=grid.lower_is_better)
 

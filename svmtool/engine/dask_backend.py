@@ -99,8 +99,11 @@ class Session:
                     self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
                                                 processes=True, host="127.0.0.1",
                                                 dashboard_address=":0",
-                                                silence_logs=logging.ERROR if quiet else
-                                                logging.WARNING)
+                                                # the workers are svmtool's own: a worker's
+                                                # heartbeat racing the shutdown logs a
+                                                # traceback at ERROR; real failures reach
+                                                # the user as ClusterError's one line
+                                                silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster)
             else:
                 self.client = Client(address)   # timeout: distributed.comm.timeouts.connect

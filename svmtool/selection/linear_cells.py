@@ -6,10 +6,13 @@ previous ``w``, the dual solvers from the previous ``alpha``, feasible for a lar
 upwards, and each C's held-out predictions make the cell.  The folds of a C run on threads.
 Without ``-log2c`` the path is LIBLINEAR's (from its computed start C, doubling, up to 1024)
 and ends, as LIBLINEAR's ``-C`` ends, when no fold's ``w`` changed for five values of C.
-There is no gamma: the grid is one column.
+There is no gamma: the grid is one column, or, for a linear SVR given ``-log2p``, one column
+of C per p (the second key of a unit is then log2(p), the width of the epsilon-insensitive
+loss), each column its own warm-started C path.
 """
 
 import time
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -33,13 +36,16 @@ class LinearGrid:
         from svmtool.solvers.selection.param_search import _FoldTrainer, folds_at
 
         inner = 1 if self.threads > 1 else self.params.threads
+        params = self.params
+        if g_key is not None:               # a linear solver's second key is an SVR's log2(p)
+            params = replace(params, svr=replace(params.svr, p=2.0 ** g_key))
         trainers = []
         for f in fold_ids:
             test = self.folds[f]
             keep = np.ones(self.problem.n_rows, dtype=bool)
             keep[test] = False
             sub = self.problem.take_rows(np.flatnonzero(keep))
-            trainers.append(_FoldTrainer(sub, self.problem.take_rows(test), test, self.params,
+            trainers.append(_FoldTrainer(sub, self.problem.take_rows(test), test, params,
                                          self.spec, inner))
         pool = ThreadPoolExecutor(min(self.threads, len(trainers))) if self.threads > 1 and \
             len(trainers) > 1 else None

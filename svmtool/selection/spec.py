@@ -15,6 +15,8 @@ reads and writes the ``.out`` files grid.py reads and writes:
   same rate at the same gamma with a smaller C (:func:`better`);
 * a line per cell: ``[local] log2c log2g rate (best c=C, g=GAMMA, rate=RATE)``; the ``.out``
   line: ``log2c=.. log2g=.. rate=..``; the last line: ``C GAMMA RATE`` of the best cell;
+* a linear SVR's grid (``-log2p``, svmtool's: grid.py has no p) has p, the width of the
+  epsilon-insensitive loss, where gamma stands: ``p=`` in the lines, ``log2p=`` in the file;
 * ``-resume FILE`` reads the ``rate=``, ``log2c=`` and ``log2g=`` fields of every line with
   grid.py's own patterns (the rate's also with an exponent).
 
@@ -137,6 +139,7 @@ class GridSpec:
     log2g: Optional[tuple] = DEFAULT_LOG2G
     fold: int = DEFAULT_FOLD
     lower_is_better: bool = False        # regression: the rate is a mean squared error
+    axis: str = "g"                      # the second range: "g" log2(gamma), "p" log2(p)
 
     def __post_init__(self):
         if self.log2c is None and self.log2g is None:
@@ -164,28 +167,29 @@ class GridSpec:
     def describe(self):
         def one(name, r):
             return f"{name} null" if r is None else f"{name} {r[0]:g},{r[1]:g},{r[2]:g}"
-        return f"{one('-log2c', self.log2c)} {one('-log2g', self.log2g)}"
+        return f"{one('-log2c', self.log2c)} {one('-log2' + self.axis, self.log2g)}"
 
 
-def cell_line(c, g, rate, best, prefix=PREFIX):
-    """The line grid.py prints when a cell is done: ``best`` = (rate, log2c, log2g)."""
+def cell_line(c, g, rate, best, prefix=PREFIX, axis="g"):
+    """The line grid.py prints when a cell is done: ``best`` = (rate, log2c, log2g); ``axis``:
+    the second parameter's letter (``GridSpec.axis``)."""
     b_rate, b_c, b_g = best
     head = " ".join(number(x) for x in (c, g) if x is not None)
     out = f"{prefix} {head} {number(rate)} (best "
     if c is not None:
         out += f"c={number(2.0 ** b_c)}, "
     if g is not None:
-        out += f"g={number(2.0 ** b_g)}, "
+        out += f"{axis}={number(2.0 ** b_g)}, "
     return out + f"rate={number(b_rate)})"
 
 
-def out_line(c, g, rate):
+def out_line(c, g, rate, axis="g"):
     """The cell's line of the ``.out`` file (without the newline)."""
     out = ""
     if c is not None:
         out += f"log2c={number(c)} "
     if g is not None:
-        out += f"log2g={number(g)} "
+        out += f"log2{axis}={number(g)} "
     return out + f"rate={number(rate)}"
 
 
@@ -201,6 +205,7 @@ def final_line(best):
 _RATE = re.compile(r"rate=([0-9.]+(?:[eE][-+]?[0-9]+)?)")
 _LOG2C = re.compile(r"log2c=([0-9.-]+)")
 _LOG2G = re.compile(r"log2g=([0-9.-]+)")
+_LOG2P = re.compile(r"log2p=([0-9.-]+)")
 
 
 def read_resume(path, spec: GridSpec):
@@ -225,7 +230,7 @@ def read_resume(path, spec: GridSpec):
         try:
             rate = float(m[0])
             c = _LOG2C.findall(line)
-            g = _LOG2G.findall(line)
+            g = (_LOG2P if spec.axis == "p" else _LOG2G).findall(line)
             c = float(c[0]) if c else None
             g = float(g[0]) if g else None
         except ValueError:
