@@ -185,19 +185,28 @@ def _count_cache_loads():
         return
     first = [True]
 
-    def load_overload(self, sig, target_context):
+    def load_overload(self, *args, **kwargs):
+        # only clocks around numba's own call: whatever a numba version's signature is, the
+        # load is numba's (a clock that fails is left out, never the load)
         if first[0]:
             first[0] = False
-            t = _startup.clocks()
-            target_context.refresh()
-            _startup.add_since("jit_setup", t)
+            try:
+                t = _startup.clocks()
+                context = kwargs.get("target_context", args[1] if len(args) > 1 else None)
+                context.refresh()
+                _startup.add_since("jit_setup", t)
+            except Exception:
+                pass
         t = _startup.clocks()
-        data = real(self, sig, target_context)
+        data = real(self, *args, **kwargs)
         if data is not None:
-            func = self._py_func
-            wall, cpu = _startup.clocks()
-            _startup.add_kernel("cache_loads", f"{func.__module__}.{func.__qualname__}",
-                                wall - t[0], cpu - t[1])
+            try:
+                func = self._py_func
+                wall, cpu = _startup.clocks()
+                _startup.add_kernel("cache_loads", f"{func.__module__}.{func.__qualname__}",
+                                    wall - t[0], cpu - t[1])
+            except Exception:
+                pass
         return data
 
     caching.Cache.load_overload = load_overload
@@ -228,11 +237,11 @@ def _typeof_arrays_without_numpy_ma():
         if type(val) is not np.ndarray and "numpy.ma" in sys.modules:
             return numba_rule(val, c)
         try:
-            dtype = numpy_support.from_dtype(val.dtype)
+            return types.Array(numpy_support.from_dtype(val.dtype), val.ndim,
+                               numpy_support.map_layout(val), readonly=not val.flags.writeable)
         except Exception:
-            return numba_rule(val, c)          # numba's error for an unsupported dtype
-        return types.Array(dtype, val.ndim, numpy_support.map_layout(val),
-                           readonly=not val.flags.writeable)
+            # an unsupported dtype (numba's own error), or a numba whose types differ: its rule
+            return numba_rule(val, c)
 
 
 _typeof_arrays_without_numpy_ma()
