@@ -56,6 +56,11 @@ def load_average():
     except OSError:
         return ()
 
+
+def load_text():
+    """The load average as the tables print it: ``1.23 0.98 0.75``, or ``?`` where unknown."""
+    return " ".join(f"{v:.2f}" for v in load_average()) or "?"
+
 def _status(key):
     try:
         with open("/proc/self/status") as fh:
