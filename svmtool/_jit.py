@@ -13,9 +13,36 @@ import threading
 import time
 import warnings
 
-_t_import = time.perf_counter()
+from svmtool import _startup  # noqa: E402
 
-import numba  # noqa: E402
+# numba imports scipy's top level (to check its version) when scipy is installed: timed apart
+_startup.timed_import("scipy")
+_t_import = time.perf_counter()
+_c_import = time.process_time()
+
+
+def _import_numba():
+    """Import numba without PyYAML when there is nothing for it to read.
+
+    numba's config imports yaml (20-30 ms) only to read a ``.numba_config.yaml`` in the current
+    folder; without that file yaml is hidden during numba's import (and importable again right
+    after), so the configuration numba ends with is the same."""
+    import sys
+
+    hide = "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml")
+    if hide:
+        sys.modules["yaml"] = None            # `import yaml` raises ImportError meanwhile
+    try:
+        import numba
+        import numba.core.event
+        import numba.np.linalg
+    finally:
+        if hide and sys.modules.get("yaml", 0) is None:
+            del sys.modules["yaml"]
+    return numba
+
+
+numba = _import_numba()
 import numba.core.event as _event  # noqa: E402
 import numba.np.linalg as _nla  # noqa: E402
 
@@ -74,25 +101,36 @@ class _WallClock(_event.Listener):
     """Wall seconds during which some thread was inside numba events of one kind (nested and
     overlapping events counted once), and the number of outermost events."""
 
-    def __init__(self):
+    def __init__(self, part=None):
         self._lock = threading.Lock()
         self._depth = 0
-        self._t0 = 0.0
+        self._t0 = self._c0 = 0.0
         self.seconds = 0.0
         self.count = 0
+        self.part = part            # the start-up block's part it also counts in, if any
 
     def on_start(self, event):
         with self._lock:
             if self._depth == 0:
-                self._t0 = time.perf_counter()
+                self._t0, self._c0 = time.perf_counter(), time.process_time()
             self._depth += 1
 
     def on_end(self, event):
         with self._lock:
             self._depth -= 1
             if self._depth == 0:
-                self.seconds += time.perf_counter() - self._t0
+                wall = time.perf_counter() - self._t0
+                self.seconds += wall
                 self.count += 1
+                if self.part is not None:
+                    _startup.add_kernel(self.part, _kernel_name(event), wall,
+                                        time.process_time() - self._c0)
+
+
+def _kernel_name(event):
+    dispatcher = (event.data or {}).get("dispatcher") if hasattr(event, "data") else None
+    func = getattr(dispatcher, "py_func", None)
+    return f"{func.__module__}.{func.__qualname__}" if func is not None else "?"
 
 
 # Where numba's time goes in this process: every first call of a kernel takes numba's compiler
@@ -100,7 +138,7 @@ class _WallClock(_event.Listener):
 # the cache has none); compilations are also events of their own.  The CLI reports compile time
 # apart from training time, and numba's start-up apart from parsing.
 _LOCK_CLOCK = _WallClock()
-_COMPILE_CLOCK = _WallClock()
+_COMPILE_CLOCK = _WallClock("compile")
 _event.register("numba:compiler_lock", _LOCK_CLOCK)
 _event.register("numba:compile", _COMPILE_CLOCK)
 
@@ -131,6 +169,82 @@ def _skip_blas_probe():
 
 
 _skip_blas_probe()
+
+
+def _count_cache_loads():
+    """Time numba's loads of cached kernels for the start-up block: the first one also sets up
+    the CPU target (timed apart as ``jit_setup``), every one that finds its kernel in the cache
+    is counted in ``cache_loads`` with its name.  (numba has no event for a cache load; this
+    wraps the one method that does it, and leaves it alone if a numba version lacks it.)"""
+    try:
+        from numba.core import caching
+    except ImportError:
+        return
+    real = getattr(caching.Cache, "load_overload", None)
+    if real is None:
+        return
+    first = [True]
+
+    def load_overload(self, *args, **kwargs):
+        # only clocks around numba's own call: whatever a numba version's signature is, the
+        # load is numba's (a clock that fails is left out, never the load)
+        if first[0]:
+            first[0] = False
+            try:
+                t = _startup.clocks()
+                context = kwargs.get("target_context", args[1] if len(args) > 1 else None)
+                context.refresh()
+                _startup.add_since("jit_setup", t)
+            except Exception:
+                pass
+        t = _startup.clocks()
+        data = real(self, *args, **kwargs)
+        if data is not None:
+            try:
+                func = self._py_func
+                wall, cpu = _startup.clocks()
+                _startup.add_kernel("cache_loads", f"{func.__module__}.{func.__qualname__}",
+                                    wall - t[0], cpu - t[1])
+            except Exception:
+                pass
+        return data
+
+    caching.Cache.load_overload = load_overload
+
+
+_count_cache_loads()
+
+
+def _typeof_arrays_without_numpy_ma():
+    """Type plain arrays without importing numpy.ma.
+
+    On the first call of every kernel numba types its arguments in Python; for an ndarray it
+    first rules out a masked array, and asking for ``numpy.ma`` imports it (20-40 ms of every
+    command's start-up).  A masked array cannot exist before numpy.ma is imported, and an array
+    whose type is exactly ndarray is none; those are typed here (dtype, dimensions, layout,
+    writeability), everything else by numba's own rule."""
+    import sys
+
+    import numpy as np
+    from numba.core import types
+    from numba.core.typing.typeof import typeof_impl
+    from numba.np import numpy_support
+
+    numba_rule = typeof_impl.dispatch(np.ndarray)
+
+    @typeof_impl.register(np.ndarray)
+    def typeof_ndarray(val, c):
+        if type(val) is not np.ndarray and "numpy.ma" in sys.modules:
+            return numba_rule(val, c)
+        try:
+            return types.Array(numpy_support.from_dtype(val.dtype), val.ndim,
+                               numpy_support.map_layout(val), readonly=not val.flags.writeable)
+        except Exception:
+            # an unsupported dtype (numba's own error), or a numba whose types differ: its rule
+            return numba_rule(val, c)
+
+
+_typeof_arrays_without_numpy_ma()
 
 
 def njit(*args, **kwargs):
@@ -189,3 +303,4 @@ else:
 
 
 IMPORT_SECONDS = time.perf_counter() - _t_import
+_startup.add("numba", IMPORT_SECONDS, time.process_time() - _c_import)

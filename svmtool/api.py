@@ -138,6 +138,7 @@ class _OneVsRest:
             problem = problem.take_rows(np.argsort(cls, kind="stable"))
             cls = np.repeat(np.arange(len(labels)), count).astype(cls.dtype)
         self.problem, self.labels, self.cls = problem, labels, cls
+        self.clock, self.t0 = {}, time.perf_counter()   # col -> (started, seconds, thread CPU)
         self.arrays = _training_arrays(problem, params, streaming)
         weighted_c = class_weights(params, labels)
         if params.liblinear_rng and spec.reads("dcd"):
@@ -153,7 +154,7 @@ class _OneVsRest:
             self.tasks = [(i, weighted_c[i], params.C) for i in range(len(labels))]
 
     def train(self, callback):
-        t0 = time.perf_counter()
+        t0 = self.t0 = time.perf_counter()
         start_w = self.params.init_w
         if self.init_model is not None:
             from svmtool.solvers.common.warm import linear_start
@@ -214,7 +215,10 @@ class _OneVsRest:
             return self.bind(s)(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=w0,
                                 callback=cb)
 
-        return train_one(spec, solve, p, init_w)
+        t, c = time.perf_counter(), time.thread_time()
+        res = train_one(spec, solve, p, init_w)
+        self.clock[col] = (t - self.t0, time.perf_counter() - t, time.thread_time() - c)
+        return res
 
     def _model(self, results, elapsed):
         from svmtool.models.linear import LinearModel
@@ -226,6 +230,9 @@ class _OneVsRest:
             w[:, col] = res.w
             i = self.tasks[col][0]
             reports.append(res.as_report(labels[i] if len(labels) > 2 else labels[0]))
+            if col in self.clock:       # when it started (since train began), wall, thread CPU
+                reports[-1]["started"], reports[-1]["seconds"], reports[-1]["thread_cpu"] = \
+                    self.clock[col]
         model = LinearModel(solver_type=self.spec.liblinear_type, labels=labels,
                             nr_feature=self.problem.n_features, bias=float(params.bias), w=w)
         model.report = {"solver": self.spec.name, "train_time": elapsed, "classes": reports,

@@ -160,3 +160,37 @@ def test_trace_scores_w_when_the_callback_gives_it():
     assert all("objective" in p and "accuracy" in p for p in tr["callback"])
     assert tr["callback"][-1]["objective"] == pytest.approx(row["objective"])
     assert tr["callback_objective"] == "objective" and tr["callback_objective_matches"]
+
+
+def test_head_takes_the_first_rows_in_file_order_and_commands_read_them(tmp_path):
+    from svmtool.io.svmlight import load_data
+
+    full = load_data("data/heart_scale")
+    d = harness.load_bench_data("data/heart_scale", head=25)
+    assert d.n == 25
+    np.testing.assert_array_equal(d.y, full.y[:25])
+    np.testing.assert_array_equal(d.train.data, full.data[:full.indptr[25]])
+    # a command reads the same 25 rows from the text file written for it
+    again = load_data(d.train_text(str(tmp_path / "head.txt")))
+    assert again.n_rows == 25
+    np.testing.assert_array_equal(again.data, d.train.data)
+
+
+def test_timed_call_carries_cpu_seconds_and_a_command_its_own():
+    import sys
+    import time
+
+    from svmtool.bench.anchors.programs import run_timed
+    from svmtool.bench.timing import cpu_of, timed_call
+
+    def spin():
+        t = time.process_time()
+        while time.process_time() - t < 0.05:
+            pass
+
+    _, s = timed_call(spin)
+    assert s.cpu >= 0.04 and float(s) >= 0.04
+    dt, rc, _, _ = run_timed([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.1: pass"])
+    assert rc == 0 and dt.cpu >= 0.09       # the child's CPU, from the kernel's accounting
+    assert cpu_of([dt, s])[1] == s.cpu

@@ -36,3 +36,40 @@ def test_the_line_says_each_part():
     assert timed_note(1.0, (0.2, 0.3), "dcd-l2") == (
         "in 0.500 s (dcd-l2; +0.300 s compiling numba's kernels, once; +0.200 s numba start-up)")
     assert timed_note(0.1, (0.4, 0.0)) == "in 0.000 s (+0.400 s numba start-up)"
+
+
+def _startup_block(tmp_path, *args):
+    import json
+
+    from tests.svmtool_proc import svmtool
+
+    report = tmp_path / "run.json"
+    out = svmtool("train", "-q", *args, "--report", report, "data/heart_scale",
+                  tmp_path / "m")
+    assert out.returncode == 0, out.stderr
+    return json.loads(report.read_text())["startup"]
+
+
+def test_report_startup_block_of_a_numba_free_run(tmp_path):
+    # heart_scale with -s 1: the pure-Python parser and dual CD, numba never loaded
+    block = _startup_block(tmp_path, "-s", "1")
+    assert set(block) == {"python", "numpy", "parse", "fixed"}
+    for part in ("python", "numpy", "parse"):
+        assert block[part]["wall"] > 0 and block[part]["cpu"] > 0
+    fixed = block["fixed"]["wall"]
+    assert abs(fixed - block["python"]["wall"] - block["numpy"]["wall"]) < 1e-5
+
+
+def test_report_startup_block_counts_numba_and_its_cache_loads(tmp_path):
+    # the kernel solver runs jitted kernels: numba's import, its set-up, and each kernel's
+    # load from the cache (the first run of a fresh install may compile instead: counted apart)
+    _startup_block(tmp_path, "-s", "kernel")
+    block = _startup_block(tmp_path, "-s", "kernel")
+    for part in ("numba", "jit_setup", "cache_loads"):
+        assert block[part]["wall"] > 0, block
+    loads = block["cache_loads"]
+    assert loads["count"] == len(loads["kernels"]) >= 1
+    assert all(name.startswith("svmtool.") for name in loads["kernels"])
+    assert "compile" not in block          # the second run finds every kernel in the cache
+    parts = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads")
+    assert abs(block["fixed"]["wall"] - sum(block[p]["wall"] for p in parts if p in block)) < 1e-5

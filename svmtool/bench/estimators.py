@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from svmtool.bench.timing import interleave
+from svmtool.bench.timing import interleave, load_text
 
 
 def _sklearn_rows(problem):
@@ -70,7 +70,7 @@ def fit_table(sets, repeat=3, log=None):
 
     lines = [f"scikit-learn {sklearn.__version__}; one process, a warm-up fit of each, then "
              f"{max(1, repeat)} interleaved rounds; seconds: median (min); ratio = svmtool's "
-             f"median / scikit-learn's; load average before: {_loadavg()}.", "",
+             f"median / scikit-learn's; load average before: {load_text()}.", "",
              "| data | tol | estimator | wall s | CPU s | ratio wall / CPU | iterations "
              "| primal | test acc. % |", "|---|---|---|---|---|---|---|---|---|"]
     for label, train, test, kind, opts in sets:
@@ -131,14 +131,6 @@ def fit_table(sets, repeat=3, log=None):
     return "\n".join(lines)
 
 
-def _loadavg():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "?"
-
-
 FIT_CODE = """
 import sys, time, warnings
 warnings.simplefilter("ignore")
@@ -176,7 +168,7 @@ def out_of_core_table(train, rows, folder, budget_mb=64.0, solvers=("dcd-l2", "n
     lines = [f"`LinearSVC(solver=..., memory_budget=B).fit(cache)` in a process of its own, "
              f"{rows} rows ({size:.0f} MB cache of copies of {os.path.basename(train)}); "
              f"{max(1, repeat)} interleaved rounds after a warm-up run, medians; load average "
-             f"before: {_loadavg()}.", "",
+             f"before: {load_text()}.", "",
              "| solver | budget MB | mode | fit s | whole process s | peak RssAnon MB | "
              "primal |", "|---|---|---|---|---|---|---|"]
     for (solver, budget), ((mode, fit_s, primal, mb), _, times) in res.items():

@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from svmtool.bench.anchors.programs import find_program, svmtool_command
-from svmtool.bench.timing import interleave
+from svmtool.bench.timing import interleave, load_text
 
 _FINAL = re.compile(r"^(\S+)(?: (\S+))? (\S+)$")
 
@@ -42,13 +42,6 @@ def run_rusage(argv, cwd=None):
         return (dt, ru.ru_utime + ru.ru_stime, p.returncode,
                 out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
-
-def load():
-    try:
-        with open("/proc/loadavg") as f:
-            return " ".join(f.read().split()[:3])
-    except OSError:
-        return "?"
 
 
 def timed_rounds(commands, repeat, log=None, cwd=None):
@@ -147,11 +140,11 @@ def anchors_table(rows, repeat=3, log=None):
             if ll_args is not None and ll:
                 ref = "liblinear-train -C -s 2"
                 cmds[ref] = [ll] + ll_args + [data]
-            before = load()
+            before = load_text()
             if log:
                 log(f"grid: {title} (load {before})")
             res = timed_rounds(cmds, repeat, log, cwd=tmp)
-            after = load()
+            after = load_text()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         base = statistics.median(res[ref][0]) if ref in res else None
@@ -208,7 +201,7 @@ def shares_table(rows, repeat=3, log=None):
     notes = []
     for title, data, args in rows:
         cmds = {name: ours + args + extra + [data] for name, extra in variants}
-        before = load()
+        before = load_text()
         if log:
             log(f"shares: {title} (load {before})")
         res = timed_rounds(cmds, repeat, log)
@@ -217,7 +210,7 @@ def shares_table(rows, repeat=3, log=None):
             where, rate = _cell(best_of_grid(text))
             lines.append(f"| {title} | {name} | {_med(walls)} | {_med(cpus)} | "
                          f"{statistics.median(walls) / base:.2f}x | {where} | {rate} |")
-        notes.append(f"{title}: load average {before} before, {load()} after.")
+        notes.append(f"{title}: load average {before} before, {load_text()} after.")
     notes.append("Without the shared kernel rows each fold's solve has a cache of its own (-m "
                  "MB), as each svm-train does; without alpha seeding every solve starts from "
                  "alpha = 0; one thread runs the units one after another.")
@@ -244,7 +237,7 @@ def early_table(sets, log=None):
     agree = 0
     for title, prob, grid in sets:
         if log:
-            log(f"early vs exact: {title} (load {load()})")
+            log(f"early vs exact: {title} (load {load_text()})")
         out = {}
         for early in (True, False):
             p = TrainParams(solver="dcsvm", bias=1.0, dcsvm=DcsvmParams(early=early))
@@ -258,7 +251,7 @@ def early_table(sets, log=None):
                      f"{'yes' if same else 'no'} | {te:.1f} | {tx:.1f} | {tx / te:.1f}x |")
     return ("\n".join(lines) + f"\n\n- The early grid picked the exact grid's best cell on "
             f"{agree} of {len(sets)} data sets.  In process, all cores, -B 1 (DC-SVM's kernel "
-            f"bias), the cells' folds as svm-train -v's; the load average was {load()} at the "
+            f"bias), the cells' folds as svm-train -v's; the load average was {load_text()} at the "
             f"end.\n")
 
 
@@ -281,7 +274,7 @@ def halving_table(sets, seeds=(1, 2, 3, 4, 5), log=None):
     kept_all, runs = 0, 0
     for title, prob, grid in sets:
         if log:
-            log(f"halving: {title} (load {load()})")
+            log(f"halving: {title} (load {load_text()})")
         p = TrainParams(solver="c_svc")
         full, t_full = _grid_cells(prob, p, grid, GridOptions())
         rates = {(c.c, c.g): c.rate for c in full.cells}
@@ -299,4 +292,4 @@ def halving_table(sets, seeds=(1, 2, 3, 4, 5), log=None):
                      f"{statistics.median(times):.1f} |")
     return ("\n".join(lines) + f"\n\n- Over all: the whole grid's best cell kept in {kept_all} "
             f"of {runs} runs (seeds {', '.join(map(str, seeds))} of the row samples).  In "
-            f"process, all cores, C-SVC; the load average was {load()} at the end.\n")
+            f"process, all cores, C-SVC; the load average was {load_text()} at the end.\n")

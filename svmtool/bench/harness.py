@@ -45,7 +45,7 @@ from typing import Optional
 
 import numpy as np
 
-from svmtool.bench.timing import interleaved_runs, rss_peak, traced_peak
+from svmtool.bench.timing import cpu_of, interleaved_runs, load_average, rss_peak, traced_peak
 from svmtool.bench.timing import timed_call as _timed
 
 # --- data ---------------------------------------------------------------------------------------
@@ -124,10 +124,11 @@ def _dump(problem, path):
 
 
 def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, name=None,
-                    threads=None, split=None, nightly=None):
+                    threads=None, split=None, nightly=None, head=None):
     """Read the data (parse time measured apart: a first read, then the timed second read).
 
     ``split`` (no test file): a seeded permutation's first ``split`` rows train, the rest test.
+    ``head``: the first ``head`` rows of the file, in order (``rows``: a seeded subsample).
     ``nightly`` (a fraction, with a test file): the warm-start scenario of a cron job --
     ``yesterday`` is the training file, today's training data is it with that fraction of its
     rows replaced by random test rows (see :func:`nightly_data`)."""
@@ -153,6 +154,8 @@ def load_bench_data(train_path, test_path=None, bias=-1.0, rows=None, seed=1, na
     if nightly is not None and test is not None:
         yesterday = train
         train = nightly_data(train, test, nightly, seed)
+    if head is not None and head < train.n_rows:
+        train = train.take_rows(np.arange(head))
     if rows is not None and rows < train.n_rows:
         if yesterday is not None:       # the first rows of both days, which mostly overlap
             train = train.take_rows(np.arange(rows))
@@ -328,6 +331,7 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
             raw, t = _timed(fit)
         times.append(t)
     med = statistics.median(times)
+    cpu, cpu_min = cpu_of(times)
     if memory and not runner.time_from_outside and not slow:
         # an untimed run under tracemalloc: numpy's allocations, even where the allocator
         # reused memory freed by earlier runs (which hides them from the RSS)
@@ -342,7 +346,8 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
         "data": data.name, "n": data.n, "C": C,
         "eps": eps if eps is not None else runner.default_eps, "eps_default": eps is None,
         "runner": runner.name, "source": runner.source, "group": runner.group,
-        "time": med, "time_min": min(times), "times": times, "first": first,
+        "time": med, "time_min": min(times), "times": [float(t) for t in times],
+        "cpu": cpu, "cpu_min": cpu_min, "first": first,
         "jit": max(0.0, first - med), "mem_mib": mem, "mem_rss_mib": mem_rss,
         "mem_traced_mib": mem_traced,
         "iterations": ev.iterations, "objective": obj, "own_objective": ev.own_objective,
@@ -352,6 +357,8 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
     }
     if ev.extra.get("times"):
         row["phases"] = ev.extra["times"]     # svmtool train's own read/solve/write split
+    if ev.extra.get("startup"):
+        row["startup"] = ev.extra["startup"]  # its fixed cost by part (medians of the runs)
     tr = {"data": data.name, "C": C, "eps": row["eps"], "runner": runner.name,
           "group": runner.group, "callback": [], "replays": []}
     if trace:
@@ -507,6 +514,7 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
     the timed runs of the runners alternate (each runner once per round; no traces)."""
     rows, traces, errors = [], [], []
     states = {}
+    load0 = load_average()
     for r in runners:
         try:
             states[r.name] = r.prepare(data)
@@ -529,6 +537,7 @@ def run_grid(data, runners, Cs, epss, repeat=3, trace=True, memory=True, log=Non
                     if log:
                         log(f"  {r.name}: failed: {e!r}")
                     continue
+                row["load"] = [list(load0), list(load_average())]   # this case's start, end
                 rows.append(row)
                 traces.append(tr)
     for r in runners:

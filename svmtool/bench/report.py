@@ -6,8 +6,8 @@ import os
 
 from svmtool.bench.anchors.base import GROUP_TITLES
 
-COLUMNS = ["data", "n", "C", "eps", "problem", "runner", "time ms", "min ms", "jit/warm-up s",
-           "mem MiB", "iters", "primal objective", "rel. gap", "test acc"]
+COLUMNS = ["data", "n", "C", "eps", "problem", "runner", "time ms", "min ms", "CPU ms",
+           "jit/warm-up s", "mem MiB", "iters", "primal objective", "rel. gap", "test acc"]
 
 
 def _f(x, fmt):
@@ -32,7 +32,9 @@ def results_table(rows):
             str(r["data"]), str(r["n"]), f"{r['C']:g}",
             f"{r['eps']:g}" + ("" if not r.get("eps_default") else " (default)"),
             r["group"], name, _f(t, ".1f") + (" (outside)" if r.get("timed_from_outside") else ""),
-            _f(r["time_min"] * 1e3, ".1f"), _f(r["jit"], ".2f"), _f(r["mem_mib"], ".1f"),
+            _f(r["time_min"] * 1e3, ".1f"),
+            _f(r["cpu"] * 1e3 if r.get("cpu") is not None else None, ".1f"),
+            _f(r["jit"], ".2f"), _f(r["mem_mib"], ".1f"),
             "n/a" if r["iterations"] is None else str(r["iterations"]),
             _f(r["objective"], ".10g"), _f(r["rel_gap"], ".2e"), _f(r["accuracy"], ".4f"),
         ]) + " |")
@@ -80,6 +82,9 @@ def headline_ratios(rows):
         out.append({"data": a["data"], "n": a["n"], "C": a["C"], "group": a["group"],
                     "anchor": a["runner"], "anchor_time": a["time"], "ours": best["runner"],
                     "ours_time": best["time"], "ratio": best["time"] / max(a["time"], 1e-12),
+                    "cpu_ratio": (best["cpu"] / max(a["cpu"], 1e-12)
+                                  if best.get("cpu") is not None and a.get("cpu") is not None
+                                  else None),
                     "anchor_gap": a["rel_gap"], "ours_gap": best["rel_gap"],
                     "eps_default": a["eps_default"]})
     return out
@@ -89,12 +94,14 @@ def ratios_table(ratios):
     if not ratios:
         return ""
     out = ["| data | n | C | problem | fastest svmtool | time ms | anchor | time ms | "
-           "svmtool / anchor | gap svmtool | gap anchor |",
-           "|---|---:|---:|---|---|---:|---|---:|---:|---:|---:|"]
+           "svmtool / anchor | CPU ratio | gap svmtool | gap anchor |",
+           "|---|---:|---:|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for r in ratios:
         out.append(f"| {r['data']} | {r['n']} | {r['C']:g} | {r['group']} | {r['ours']} | "
                    f"{r['ours_time'] * 1e3:.1f} | {r['anchor']} | {r['anchor_time'] * 1e3:.1f} | "
-                   f"{r['ratio']:.2f}x | {_f(r['ours_gap'], '.1e')} | "
+                   f"{r['ratio']:.2f}x | "
+                   f"{_f(r.get('cpu_ratio'), '.2f') + ('x' if r.get('cpu_ratio') else '')} | "
+                   f"{_f(r['ours_gap'], '.1e')} | "
                    f"{_f(r['anchor_gap'], '.1e')} |")
     return "\n".join(out)
 
@@ -114,6 +121,26 @@ def scaling_table(scaling):
     return "\n".join(out)
 
 
+STARTUP_PARTS = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads", "parse",
+                 "fixed")
+
+
+def startup_table(rows):
+    """Wall / CPU seconds of each start-up part of the rows that have one."""
+    have = [r for r in rows if r.get("startup")]
+    if not have:
+        return ""
+    out = ["| runner | " + " | ".join(STARTUP_PARTS) + " | kernels loaded |",
+           "|---|" + "---:|" * (len(STARTUP_PARTS) + 1)]
+    for r in have:
+        st = r["startup"]
+        cells = [f"{st[p]['wall']:.3f} / {st[p]['cpu']:.3f}" if p in st else "-"
+                 for p in STARTUP_PARTS]
+        loads = st.get("cache_loads", {}).get("count", 0)
+        out.append(f"| {r['runner']} | " + " | ".join(cells) + f" | {loads} |")
+    return "\n".join(out)
+
+
 def sweep_table(rows, what):
     key = "C" if what == "C" else "eps"
     out = [f"| runner | {key} | iterations | time ms | rel. gap | test acc |",
@@ -123,6 +150,16 @@ def sweep_table(rows, what):
                    f"{r['time'] * 1e3:.1f} | {_f(r['rel_gap'], '.1e')} | "
                    f"{_f(r['accuracy'], '.4f')} |")
     return "\n".join(out)
+
+
+def load_line(start, end):
+    """The machine's load average while a table was measured."""
+    def fmt(load):
+        return ", ".join(f"{x:.2f}" for x in load) or "n/a"
+
+    return (f"Load average (1, 5, 15 min): {fmt(start)} at the start, {fmt(end)} at the end.  "
+            f"`time ms`, `min ms`: wall seconds (median, fastest); `CPU ms`: median CPU seconds "
+            f"(user + system, all threads; a command's own, from the kernel's accounting)")
 
 
 def parse_table(data):
@@ -140,10 +177,16 @@ def markdown(result, plots=(), link_prefix=""):
     for block in result["blocks"]:
         parts.append(f"### {block['title']}\n")
         parts.append(block["parse"] + "\n")
+        if block.get("load"):
+            parts.append(load_line(*block["load"]) + "\n")
         groups = sorted({r["group"] for r in block["rows"]})
         parts.append("Problems: " + "; ".join(f"`{g}` = {GROUP_TITLES.get(g, g)}" for g in groups)
                      + ".  Anchors in *italics*.\n")
         parts.append(results_table(block["rows"]) + "\n")
+        st = startup_table(block["rows"])
+        if st:
+            parts.append("Start-up of the svmtool commands (`--report`'s `startup` block, medians "
+                         "of the timed runs; `fixed` sums python to cache_loads):\n\n" + st + "\n")
         rt = ratios_table(block.get("ratios", []))
         if rt:
             parts.append("Time ratios (default eps; < 1: svmtool faster):\n\n" + rt + "\n")

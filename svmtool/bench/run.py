@@ -26,6 +26,7 @@ class BenchConfig:
     against: list = field(default_factory=lambda: ["liblinear", "libsvm", "sklearn"])
     bias: float = -1.0
     rows: Optional[int] = None              # subsample the training rows
+    head: Optional[int] = None              # or take the first rows of the file, in order
     gamma: Optional[float] = None           # kernel runners (default 1 / n_features)
     kernel_type: int = 2
     cache_mb: Optional[float] = None        # kernel runners' -m (None: each tool's 100 MB)
@@ -61,6 +62,7 @@ def run_one(cfg: BenchConfig, log=None):
         # (LIBSVM's standard build) unless the caller says otherwise; set before their import.
         os.environ["OMP_NUM_THREADS"] = str(cfg.threads or 1)
     data = harness.load_bench_data(cfg.train, cfg.test, bias=cfg.bias, rows=cfg.rows,
+                                   head=cfg.head,
                                    seed=cfg.seed, name=cfg.name, threads=cfg.threads,
                                    split=cfg.split, nightly=cfg.nightly)
     specs = ([] if cfg.variants and not cfg.solvers
@@ -82,12 +84,14 @@ def run_one(cfg: BenchConfig, log=None):
         f", test rows={data.test.n_rows})" if data.test is not None else ")")
     if cfg.sweep == "C" and Cs == [1.0]:
         Cs = SWEEP_C
+    load0 = harness.load_average()
     rows, traces, errors = harness.run_grid(data, runners, Cs, epss, repeat=cfg.repeat,
                                             trace=cfg.trace and cfg.sweep is None,
                                             memory=cfg.memory, log=log,
                                             interleave=cfg.interleave)
     block = {"title": title, "parse": report.parse_table(data), "rows": rows, "traces": traces,
-             "errors": errors, "ratios": report.headline_ratios(rows)}
+             "errors": errors, "ratios": report.headline_ratios(rows),
+             "load": [list(load0), list(harness.load_average())]}
     if cfg.sweep == "eps":
         # eps means different things per solver: sweep each around its own default
         extra = []

@@ -43,7 +43,13 @@ def interleaved(commands, repeat, log=None):
 
 
 def _median_min(times):
-    return f"{statistics.median(times):.3f} ({min(times):.3f})"
+    """'median (min)' of wall seconds, and the median CPU seconds when the runs carry them
+    (commands: their own CPU, bench.timing.Seconds)."""
+    from svmtool.bench.timing import cpu_of
+
+    cpu = cpu_of(times)[0]
+    return (f"{statistics.median(times):.3f} ({min(times):.3f})"
+            + ("" if cpu is None else f", CPU {cpu:.3f}"))
 
 
 def _sample_rows(path, rows, tmp, seed=1):

@@ -4,8 +4,62 @@ every runner, then rounds in which each runner runs once (A B C A B C ...), so t
 shared machine's load reaches every runner alike (the end-to-end comparisons with the C
 programs, whose runs take seconds while the load of the machine moves)."""
 
+import os
+import statistics
 import time
 import tracemalloc
+
+
+class Seconds(float):
+    """Wall seconds of a timed call, with ``cpu``: the CPU seconds it cost -- this process's
+    (every thread) plus those of the child processes it waited for (a command timed from
+    outside: its own CPU, and the few milliseconds of starting it)."""
+
+    cpu = None
+
+
+def cpu_now():
+    """CPU seconds so far of this process and of its children that were waited for."""
+    return time.process_time() + children_cpu_now()
+
+
+def children_cpu_now():
+    """CPU seconds so far of the child processes this process waited for."""
+    try:
+        import resource
+
+        ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return ch.ru_utime + ch.ru_stime
+    except (ImportError, OSError):
+        return 0.0
+
+
+def with_cpu(wall, cpu):
+    """``wall`` as :class:`Seconds` carrying ``cpu``."""
+    s = Seconds(wall)
+    s.cpu = cpu
+    return s
+
+
+def cpu_of(times):
+    """(median, min) CPU seconds of timed runs (:class:`Seconds`), or (None, None)."""
+    cpus = [t.cpu for t in times if getattr(t, "cpu", None) is not None]
+    if not cpus:
+        return None, None
+    return statistics.median(cpus), min(cpus)
+
+
+def load_average():
+    """The machine's load average (1, 5, 15 minutes) from /proc/loadavg, or () elsewhere."""
+    try:
+        return tuple(os.getloadavg())
+    except OSError:
+        return ()
+
+
+def load_text():
+    """The load average as the tables print it: ``1.23 0.98 0.75``, or ``?`` where unknown."""
+    return " ".join(f"{v:.2f}" for v in load_average()) or "?"
 
 def _status(key):
     try:
@@ -45,10 +99,12 @@ def traced_peak(fn):
 
 
 def timed_call(fn):
-    """(fn(), seconds)."""
+    """(fn(), seconds): wall seconds as :class:`Seconds`, its ``cpu`` the CPU seconds spent."""
+    c = cpu_now()
     t = time.perf_counter()
     r = fn()
-    return r, time.perf_counter() - t
+    wall = time.perf_counter() - t
+    return r, with_cpu(wall, cpu_now() - c)
 
 
 def interleave(names, call, repeat, on_warmup_error=None, log=None):
@@ -73,9 +129,15 @@ def interleave(names, call, repeat, on_warmup_error=None, log=None):
             out[name][0], dt = call(name)
             out[name][2].append(dt)
         if log:
-            log(f"  round {i + 1}/{rounds}: " + ", ".join(f"{n} {out[n][2][-1]:.2f} s"
-                                                          for n in live))
+            log(f"  round {i + 1}/{rounds}: " + ", ".join(
+                f"{n} {out[n][2][-1]:.2f} s" + _cpu_note(out[n][2][-1]) for n in live)
+                + f" (load {', '.join(f'{x:.1f}' for x in load_average())})")
     return {k: tuple(v) for k, v in out.items()}
+
+
+def _cpu_note(t):
+    cpu = getattr(t, "cpu", None)
+    return "" if cpu is None else f" ({cpu:.2f} CPU)"
 
 
 def interleaved_runs(runners, states, C, eps, repeat, errors, log=None):

@@ -147,6 +147,9 @@ def _stdout_gone():
 
 def run(args=None):
     """Run the CLI and return the exit status (never raises for user errors or signals)."""
+    from svmtool import _startup
+
+    _startup.mark_entry()
     reset_quiet()
     previous = _install_signal_handlers()
     try:

@@ -23,8 +23,8 @@ def _names(text):
 
 
 # options of the one-run form only (refused with --suite)
-RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "external",
-            "external_predict", "external_loss", "rows", "scaling", "sweep", "io_bench",
+RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "cache_mb", "external",
+            "external_predict", "external_loss", "rows", "head", "scaling", "sweep", "io_bench",
             "no_trace", "no_memory", "tag", "end_to_end", "interleave", "scale_rows",
             "scale_modes", "scale_budget", "scale_c")
 SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
@@ -70,6 +70,8 @@ SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
               help="Bias feature value for the linear runs (-1: none), as LIBLINEAR's -B.")
 @click.option("-g", "gamma", type=float, default=None,
               help="RBF gamma of the kernel runs (default 1/features).")
+@click.option("-m", "cache_mb", type=float, default=None,
+              help="Kernel cache in MB of the kernel runs, svm-train's -m (default 100).")
 @click.option("--repeat", type=int, default=3, show_default=True,
               help="Timed runs per case after one warm-up run; the median is reported.")
 @click.option("--against", default="liblinear,libsvm,sklearn", show_default=True,
@@ -91,6 +93,9 @@ SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
               default="hinge", show_default=True,
               help="The problem the external command solves (its row group).")
 @click.option("--rows", type=int, default=None, help="Use a random subsample of the training rows.")
+@click.option("--head", type=int, default=None,
+              help="Use the first HEAD rows of TRAIN, in file order (written to a text file "
+                   "that every command reads).")
 @click.option("--scaling", is_flag=True,
               help="Also time every runner on nested subsamples n/32 ... n (log-log plot, slope).")
 @click.option("--scale-rows", "scale_rows", default=None, metavar="ROWS,...",
@@ -122,7 +127,8 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
             threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
-            anchor_bin=(), scale_c="fixed", interleave=False, large=False):
+            anchor_bin=(), scale_c="fixed", interleave=False, cache_mb=None, head=None,
+            large=False):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -168,13 +174,15 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             raise ParameterError("--scale-rows needs --scaling")
         return _scale_out(ctx, train_file, scale_rows, scale_modes, scale_budget, solvers, Cs,
                           epss, bias, repeat, threads, out_dir, tag, quiet, scale_c)
+    if head is not None and (head < 1 or rows is not None):
+        raise ParameterError("--head needs a positive number of rows, and not with --rows")
     ag = _against(against)
     cfg = BenchConfig(train=train_file, test=test_file, solvers=_names(solvers), Cs=Cs,
                       epss=epss, repeat=repeat, against=ag, bias=bias, rows=rows, gamma=gamma,
                       trace=not no_trace, memory=not no_memory, scaling=scaling, sweep=sweep,
                       io=io_bench, external=external, external_predict=external_predict,
                       external_group=external_loss, threads=threads, end_to_end=end_to_end,
-                      interleave=interleave)
+                      interleave=interleave, cache_mb=cache_mb, head=head)
     log = (lambda m: info(ctx, m, quiet))
     result = run_one(cfg, log=log)
     md, files = finish(result, out_dir, tag, log=log)

@@ -41,4 +41,7 @@ def write_grid_report(path, a, params, spec, grid, res, resumed, started):
                              for x in res.extra["refined"]["cells"]]
     if "halving" in res.extra:
         record["halving"] = res.extra["halving"]
+    from svmtool import _startup
+
+    record["startup"] = _startup.block()     # the fixed cost of this run, by part
     write_report(path, record)

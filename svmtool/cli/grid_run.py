@@ -61,6 +61,9 @@ class OutFile:
 
 def prepare(ctx, a, quiet):
     """Everything checked and read before any cell: (problem, params, spec, grid, resumed)."""
+    from svmtool import _startup
+
+    _startup.timed_import("numpy")        # first imported here: --report's startup block
     from svmtool import api
     from svmtool.cli.grid_args import build_params, note_ignored, solver_name
     from svmtool.io.svmlight import load_data
@@ -94,7 +97,9 @@ def prepare(ctx, a, quiet):
         if msg:
             raise ParameterError(msg)
     note_ignored(a, quiet)
+    own0 = _startup.span_start()
     prob = load_data(a.data, zero_based=int(params.kernel.kernel_type) == 4)
+    _startup.add("parse", *_startup.own_since(own0))
     api.check_labels(prob, spec)
     log2c, log2g = a.log2c, a.log2g
     linear_path = False

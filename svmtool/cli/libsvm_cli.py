@@ -174,6 +174,9 @@ def run_train(ctx, args):
     if s["quiet"]:
         note_quiet(ctx, None, True)       # -q silences svmtool's warnings too
     quiet = s["quiet"] or is_quiet(ctx)
+    from svmtool import _startup
+
+    _startup.timed_import("numpy")
     from svmtool import api
     from svmtool.io.svmlight import load_data
     from svmtool.solvers import get_spec

@@ -41,17 +41,21 @@ def read_training_data(ctx, job):
     """(problem, params, seconds): the training data, and the job's params completed from it."""
     import time
 
-    from svmtool.io.svmlight import load_data
+    from svmtool import _startup
+    from svmtool.io.svmlight import PY_PARSE_LIMIT, PY_PARSE_LIMIT_NUMBA_FREE, load_data
 
     spec, params, model_format = job.spec, job.params, job.model_format
+    # numba is loaded by the solver that needs it, not by the parser before it
+    limit = PY_PARSE_LIMIT_NUMBA_FREE if spec.small_without_numba else PY_PARSE_LIMIT
     if job.test_file:
         test = load_data(job.test_file, zero_based=job.zero_based)
         params = replace(params, dcsvm=replace(params.dcsvm, test=test,
                                                keep_level_models=spec.reads("dcsvm")))
-    t0, jit0 = time.perf_counter(), jit_clock()
+    t0, jit0, own0 = time.perf_counter(), jit_clock(), _startup.span_start()
     prob = load_data(job.train_file, zero_based=job.zero_based, threads=params.threads,
-                     progress=show_progress(ctx, job.quiet))
+                     progress=show_progress(ctx, job.quiet), python_limit=limit)
     t_read = time.perf_counter() - t0
+    _startup.add("parse", *_startup.own_since(own0))
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
               f"{timed_note(t_read, jit_since(jit0))}", job.quiet)
     if model_format in ("svmlight", "svmperf") and spec.task == "classification":
@@ -154,6 +158,9 @@ def _publish(ctx, job, rec):
         rec["stopped"] = next((r for r in reasons if r != "converged"), "converged")
         rec["times"]["solve"] = model.report["train_time"]
         rec["times"]["numba_startup"], rec["times"]["numba_compile"] = jit
+        from svmtool import _startup
+
+        rec["startup"] = _startup.block()     # the fixed cost of this run, by part
         if init_model is not None:
             rec["warm_start"] = type(init_model).__name__
     if job.validate_file is not None:

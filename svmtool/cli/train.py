@@ -239,9 +239,11 @@ def command(ctx, train_file, model_file, solver, C, eps, bias, weights, folds, s
     """
     import time
 
+    from svmtool import _startup
     from svmtool.errors import InputError
 
     t_command = time.monotonic()
+    _startup.timed_import("numpy")        # first imported here: --report's startup block
     quiet = is_quiet(ctx, quiet)
     model_format = opts.pop("model_format", None)
     find_c = opts.pop("find_c", False)

@@ -48,10 +48,10 @@ import zlib
 import numpy as np
 
 from svmtool.errors import CacheFormatError
+from svmtool.io.magic import CACHE_MAGIC, is_cache
 from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
-CACHE_MAGIC = b"\x93SVMTC\r\n"
 CACHE_VERSION = 1
 ALIGN = 64
 
@@ -68,11 +68,6 @@ _HEADER_SIZE = 192                       # _HEAD.size + 4 rounded up to a multip
 assert _HEAD.size + _CRC.size <= _HEADER_SIZE and _HEADER_SIZE % ALIGN == 0
 
 _NAMES = ("indptr", "indices", "data", "y", "qid", "comments")
-
-
-def is_cache(first_bytes) -> bool:
-    """True when ``first_bytes`` (at least the first 8 bytes of a file) start a cache."""
-    return bytes(first_bytes[: len(CACHE_MAGIC)]) == CACHE_MAGIC
 
 
 def _align(n):

@@ -22,6 +22,8 @@ weight row with the wrong number of values, a truncated ``w`` section, labels th
 ``nr_class``, an empty or binary file.
 """
 
+import sys
+
 from svmtool.errors import ModelFormatError
 from svmtool.io.output import open_output
 from svmtool.io.model_text import decode, first_line
@@ -56,14 +58,17 @@ def _model_text(model) -> str:
         from svmtool.io.liblinear_model import liblinear_text
 
         return liblinear_text(model)
-    from svmtool.io.early_model import early_text
-    from svmtool.io.libsvm_model import libsvm_text
-    from svmtool.models.early import EarlyModel
-    from svmtool.models.kernel import KernelModel
+    # each model module is looked up, not imported: a model of a kind whose module was never
+    # loaded cannot exist (and svm-train need not import DC-SVM's early model to save its own)
+    kernel = sys.modules.get("svmtool.models.kernel")
+    if kernel is not None and isinstance(model, kernel.KernelModel):
+        from svmtool.io.libsvm_model import libsvm_text
 
-    if isinstance(model, KernelModel):
         return libsvm_text(model)
-    if isinstance(model, EarlyModel):
+    early = sys.modules.get("svmtool.models.early")
+    if early is not None and isinstance(model, early.EarlyModel):
+        from svmtool.io.early_model import early_text
+
         return early_text(model)
     raise TypeError(f"cannot save a {type(model).__name__}")
 

@@ -8,11 +8,12 @@ import numpy as np
 
 from svmtool.errors import CacheFormatError
 from svmtool.io.cache import cache_info, load_cache, save_cache
+# the shard index's signature and its test live in io.magic (read without importing this module)
+from svmtool.io.magic import SHARD_INDEX_FORMAT, is_shard_index, looks_like_shard_index  # noqa: F401
 from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
 
-SHARD_INDEX_FORMAT = "svmtool-shards"
 SHARD_INDEX_VERSION = 1
 
 
@@ -76,10 +77,6 @@ def write_shards(cache_path, index_path, n_shards, *, checksum=True):
     return index
 
 
-def is_shard_index(first_bytes) -> bool:
-    """True when ``first_bytes`` (a file's first bytes) look like a shard index."""
-    head = bytes(first_bytes[:256]).lstrip()
-    return head.startswith(b"{") and SHARD_INDEX_FORMAT.encode() in head
 
 
 def read_shard_index(path):
@@ -216,12 +213,3 @@ def load_shards(path, *, mmap=True, verify=True, comments=False):
     return ShardedProblem(index, parts, os.fspath(path), comments=comments)
 
 
-def looks_like_shard_index(path) -> bool:
-    """True when the regular file at ``path`` starts like a shard index (False for stdin)."""
-    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) == "-":
-        return False
-    try:
-        with open(path, "rb") as f:
-            return is_shard_index(f.read(256))
-    except OSError:
-        return False

@@ -39,6 +39,10 @@ PY_PARSE_LIMIT = 256 << 10
 # parser reads 0.05-0.06 s a MB here, numba's import and first cached call cost about 0.3 s, so
 # up to a few MB the Python parser finishes first.
 PY_PARSE_LIMIT_NO_JIT = 4 << 20
+# A training run whose solver runs small problems without numba (dual CD: up to 200,000 stored
+# entries, 1-2 MB of text) reads up to this size with the Python parser: such a run then never
+# loads numba (an input of 0.3-1 MB used to load it for the parsing alone).
+PY_PARSE_LIMIT_NUMBA_FREE = 1 << 20
 
 
 def _parse():
@@ -232,20 +236,21 @@ def _progress_bar(enabled, total, name):
 
 
 def load_svmlight(source, *, zero_based=False, n_features=None, comments=False, threads=None,
-                  progress=False, block_bytes=BLOCK_BYTES, engine="auto"):
+                  progress=False, block_bytes=BLOCK_BYTES, engine="auto",
+                  python_limit=PY_PARSE_LIMIT):
     """Read svmlight/libsvm text into a :class:`~svmtool.problem.Problem`.
 
     ``source``: a path or ``-`` (stdin); gzip/bzip2/xz are recognised by their magic bytes.
     ``zero_based``: feature indices start at 0 (else index 0 is an error).  ``n_features``: the
     width to give the matrix (an index beyond it is an error).  ``comments``: keep the text after
     ``#`` of each example.  ``threads``: parser threads (default: the cores, at most 8).
-    ``engine``: "auto" (plain files up to PY_PARSE_LIMIT bytes by the pure-Python parser, the rest
-    by the jitted one), "jit" or "python" (the latter only for plain files; both give identical
-    results).  Raises :class:`~svmtool.errors.DataFormatError` naming the file, line and reason.
+    ``engine``: "auto" (plain files up to ``python_limit`` bytes by the pure-Python parser, the
+    rest by the jitted one), "jit" or "python" (the latter only for plain files; both give
+    identical results).  Raises :class:`~svmtool.errors.DataFormatError` naming the file, line and reason.
     """
     with _Input(source) as inp:
         return _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes,
-                           engine)
+                           engine, python_limit)
 
 
 def _use_python(inp, engine, limit=PY_PARSE_LIMIT):
@@ -257,8 +262,8 @@ def _use_python(inp, engine, limit=PY_PARSE_LIMIT):
 
 
 def _load_input(inp, zero_based, n_features, comments, threads, progress, block_bytes,
-                engine="auto"):
-    if _use_python(inp, engine):
+                engine="auto", python_limit=PY_PARSE_LIMIT):
+    if _use_python(inp, engine, python_limit):
         return _load_small(inp, zero_based, n_features, comments)
     parser = _Parser(inp.name, zero_based, comments, threads)
     try:
@@ -404,26 +409,24 @@ def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, c
 # --- text or cache, told apart by magic bytes ---------------------------------------------------
 
 def _cache_module():
-    try:
-        from svmtool.io import cache
-    except ImportError:     # pragma: no cover - the cache module is part of the package
-        return None
+    from svmtool.io import cache
+
     return cache
 
 
 def _is_cache(source):
-    cache = _cache_module()
-    if cache is None:
-        return False
+    """Whether ``source`` (a path or ``-``) is a binary cache, by its first bytes."""
+    from svmtool.io.magic import CACHE_MAGIC, is_cache
+
     if source == "-":
-        head = _peek(sys.stdin.buffer, len(cache.CACHE_MAGIC))
+        head = _peek(sys.stdin.buffer, len(CACHE_MAGIC))
     else:
         try:
             with open(source, "rb") as f:
-                head = f.read(len(cache.CACHE_MAGIC))
+                head = f.read(len(CACHE_MAGIC))
         except IsADirectoryError:
             raise InputError(f"{source}: is a directory")
-    return head == cache.CACHE_MAGIC
+    return is_cache(head)
 
 
 def _widen(prob, n_features, source, what):
@@ -438,7 +441,7 @@ def _widen(prob, n_features, source, what):
 
 
 def load_data(source, *, zero_based=False, n_features=None, comments=False, threads=None,
-              progress=False, mmap=True, verify=True):
+              progress=False, mmap=True, verify=True, python_limit=PY_PARSE_LIMIT):
     """Load a data set from svmlight text (any compression, or stdin) or a binary cache.
 
     A cache's checksum and structure are verified (``verify``; one pass over the arrays at
@@ -447,10 +450,13 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
 
     A shard index (``svmtool convert --shards N``) is read as one problem, its shards one after
     another (:class:`svmtool.io.shards.ShardedProblem`: mapped, concatenated only if an
-    in-memory solver asks for the arrays)."""
-    from svmtool.io.shards import load_shards, looks_like_shard_index
+    in-memory solver asks for the arrays).  ``python_limit``: plain text files up to this size
+    are read by the pure-Python parser (see :func:`load_svmlight`)."""
+    from svmtool.io.magic import looks_like_shard_index
 
     if looks_like_shard_index(source):
+        from svmtool.io.shards import load_shards
+
         prob = load_shards(source, mmap=mmap, verify=verify, comments=comments)
         return _widen(prob, n_features, source, "the shards have")
     if _is_cache(source):
@@ -459,7 +465,8 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
             prob.comments = None
         return _widen(prob, n_features, source, "the cache has")
     return load_svmlight(source, zero_based=zero_based, n_features=n_features,
-                         comments=comments, threads=threads, progress=progress)
+                         comments=comments, threads=threads, progress=progress,
+                         python_limit=python_limit)
 
 
 def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comments=False,
@@ -467,9 +474,11 @@ def iter_data_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, comme
     """Yield Problems in file order from text (streamed in blocks), a cache (row slices) or a
     shard index (its shards' row slices, shard after shard); ``python_limit`` as in
     :func:`iter_svmlight_chunks`."""
-    from svmtool.io.shards import looks_like_shard_index, read_shard_index
+    from svmtool.io.magic import looks_like_shard_index
 
     if looks_like_shard_index(source):
+        from svmtool.io.shards import read_shard_index
+
         for sh in read_shard_index(source)["shards"]:
             yield from iter_data_chunks(sh["path"], chunk_bytes=chunk_bytes,
                                         chunk_rows=chunk_rows)

@@ -10,7 +10,9 @@ the harness's one convention and the test accuracy.
 * ``svmtool train`` itself, as a user runs it (process start, imports, reading the text,
   training, writing the model).  Its warm-up run starts with an empty numba cache of its own
   (``NUMBA_CACHE_DIR``), so the table's ``jit/warm-up`` column is the compile cost a first run
-  pays; the timed runs then load that cache, as every later run does;
+  pays; the timed runs then load that cache, as every later run does (and Python's bytecode
+  of svmtool's modules, which the warm-up writes if missing, even under
+  ``PYTHONDONTWRITEBYTECODE``);
 * any command given as a template (``svmtool bench --external``).
 
 Wall time is the child's, start to exit.  Peak memory is not measured for commands: a child's
@@ -72,11 +74,16 @@ def svmtool_command():
 
 
 def run_timed(argv, env=None):
-    """(seconds, exit status, stdout text, stderr text) of one child process, start to exit."""
+    """(seconds, exit status, stdout text, stderr text) of one child process, start to exit;
+    the seconds carry the child's CPU seconds (``.cpu``, :class:`svmtool.bench.timing.Seconds`:
+    user + system time of the child and its own children, from the kernel's accounting)."""
+    from svmtool.bench.timing import children_cpu_now, with_cpu
+
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        c0 = children_cpu_now()
         t0 = time.perf_counter()
         rc = subprocess.run(argv, stdout=out, stderr=err, env=env).returncode
-        dt = time.perf_counter() - t0
+        dt = with_cpu(time.perf_counter() - t0, children_cpu_now() - c0)
         out.seek(0)
         err.seek(0)
         return dt, rc, out.read().decode(errors="replace"), err.read().decode(errors="replace")
@@ -169,6 +176,10 @@ class CommandRunner(Runner):
             if self.fresh_numba_cache:
                 # the first run (the harness's warm-up) compiles into an empty cache of its own
                 env["NUMBA_CACHE_DIR"] = os.path.join(state["tmp"], "numba-cache")
+                # and writes svmtool's bytecode if it is missing (an editable install under
+                # PYTHONDONTWRITEBYTECODE would compile every module's source on every run,
+                # 0.1-0.2 s of CPU an installed svmtool never pays)
+                env.pop("PYTHONDONTWRITEBYTECODE", None)
         dt, rc, out, err = run_timed(argv, env=env)
         if rc != 0:
             raise RuntimeError(f"command failed ({rc}): {shlex.join(argv)}\n{err.strip()[-500:]}")
@@ -231,21 +242,53 @@ class SvmtoolCommand(CommandRunner):
                          fresh_numba_cache=True, source="svmtool", iterations=lambda t: None)
         self.solver = spec.name
 
-    def evaluate(self, state, raw, data):
+    def _report(self, state, C, eps):
         import json
 
-        ev = super().evaluate(state, raw, data)
-        path = self._fields(state, raw[0], raw[1])["model"] + ".json"
+        path = self._fields(state, C, eps)["model"] + ".json"
         try:
             with open(path) as fh:
-                rep = json.load(fh)
+                return json.load(fh)
         except (OSError, ValueError):
+            return None
+
+    def fit(self, state, C, eps, cap=None, callback=None):
+        raw = super().fit(state, C, eps, cap=cap, callback=callback)
+        rep = self._report(state, C, eps)
+        if rep is not None and rep.get("startup"):
+            # every run's start-up block (the warm-up's compiles into an empty cache: left out)
+            state.setdefault("startups", {}).setdefault((C, eps), []).append(rep["startup"])
+        return raw
+
+    def evaluate(self, state, raw, data):
+        ev = super().evaluate(state, raw, data)
+        blocks = state.get("startups", {}).get((raw[0], raw[1]), [])[1:]
+        if blocks:
+            ev.extra["startup"] = median_startup(blocks)
+        rep = self._report(state, raw[0], raw[1])
+        if rep is None:
             return ev
         subs = rep.get("subproblems") or []
         ev.iterations = sum(int(s.get("iterations") or 0) + int(s.get("dual_iterations") or 0)
                             for s in subs) or None
         ev.extra["times"] = rep.get("times")
         return ev
+
+
+def median_startup(blocks):
+    """The part-by-part medians of several runs' --report ``startup`` blocks (svmtool._startup):
+    wall and CPU seconds, and the count of kernels loaded."""
+    import statistics
+
+    out = {}
+    for part in dict.fromkeys(k for b in blocks for k in b):
+        have = [b[part] for b in blocks if part in b]
+        entry = {k: statistics.median(float(h[k]) for h in have)
+                 for k in ("wall", "cpu") if all(k in h for h in have)}
+        if all("count" in h for h in have):
+            entry["count"] = int(statistics.median(h["count"] for h in have))
+        out[part] = entry
+    return out
 
 
 # the CLI flags of the Variant options a command can take

@@ -443,3 +443,13 @@ def max_violation(alpha, y, C, G, nu):
     if nu == 0:
         return max(g1, g3) + max(g2, g4)
     return max(g1 + g2, g3 + g4)
+
+
+@njit
+def rho_and_violation(alpha, y, C, G, nu):
+    """(rho, r, maximal violation) of a finished solve: :func:`rho_of` and
+    :func:`max_violation` reached through one cached entry point (a command pays each entry
+    point's load from numba's cache, 3-7 ms apiece)."""
+    rho, r = rho_of(alpha, y, C, G, nu)
+    viol = max_violation(alpha, y, C, G, nu) if y.shape[0] > 0 else 0.0
+    return rho, r, viol

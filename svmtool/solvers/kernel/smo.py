@@ -57,7 +57,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.solvers.common.result import time_up
-from svmtool.solvers.kernel._smo_jit import max_violation, rho_of, smo_run
+from svmtool.solvers.kernel._smo_jit import rho_and_violation, smo_run
 from svmtool.solvers.kernel._smo_rows_jit import (CLOCK, COUNTER, EPOCH, ITERS, MISSES, N_ACT,
                                                   UNSHRUNK, kernel_diag)
 
@@ -274,9 +274,9 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shr
     rows.epoch = int(istate[EPOCH])
     rows.misses = int(istate[MISSES])
     nuf = 1 if nu else 0
-    rho, r = rho_of(alpha, y, C, G, nuf)
+    rho, r, viol = rho_and_violation(alpha, y, C, G, nuf)
+    viol = float(viol)
     obj = 0.5 * float(alpha @ (G + p))
-    viol = float(max_violation(alpha, y, C, G, nuf)) if n else 0.0
     # duality gap of the box problem at the multipliers of the equality constraints (rho, or
     # r1 = r + rho, r2 = r - rho per sign): sum a_t (G_t - s_t) + C_t max(0, s_t - G_t) >= 0,
     # zero exactly at a KKT point
