@@ -220,3 +220,35 @@ def test_markdown_keeps_the_hand_written_summary(tmp_path):
                            "<!-- /summary -->\n")
     assert "new x" in text and "old x" not in text and "old y" in text
     assert text.index("<!-- /summary -->") < text.index("Every section below")
+
+
+def test_derived_data_sets_binarised_and_shuffled_split(tmp_path):
+    """The data sets the suites build: labels below the first negative class become +1 and the
+    rest -1 (features untouched); the split keeps every row once, is the same for the same seed,
+    and its train part has the asked number of rows.  Built files are reused while fresh."""
+    from svmtool.bench.suites import derived
+
+    tr, te = tmp_path / "multi", tmp_path / "multi.t"
+    tr.write_text("1 1:0.5\n10 2:1\n11 3:2\n20 1:-1 4:3\n")
+    te.write_text("3 1:1\n15 2:2\n")
+    btr, bte = derived.binarised(tr, te, tmp_path / "work", "bin", 11)
+    assert Path(btr).read_text() == "+1 1:0.5\n+1 2:1\n-1 3:2\n-1 1:-1 4:3\n"
+    assert Path(bte).read_text() == "+1 1:1\n-1 2:2\n"
+    s1 = derived.shuffled_split(tr, te, tmp_path / "a", "split", n_train=4, seed=5)
+    s2 = derived.shuffled_split(tr, te, tmp_path / "b", "split", n_train=4, seed=5)
+    parts = [Path(p).read_text().splitlines() for p in s1]
+    assert [Path(p).read_text() for p in s1] == [Path(p).read_text() for p in s2]
+    assert len(parts[0]) == 4 and len(parts[1]) == 2
+    assert sorted(parts[0] + parts[1]) == sorted(tr.read_text().splitlines()
+                                                 + te.read_text().splitlines())
+    stamp = Path(s1[0]).stat().st_mtime_ns
+    derived.shuffled_split(tr, te, tmp_path / "a", "split", n_train=4, seed=5)
+    assert Path(s1[0]).stat().st_mtime_ns == stamp
+
+
+def test_large_is_a_suite_option(capsys):
+    assert run(["bench", str(HEART), "--large"]) == 2
+    assert "--large" in capsys.readouterr().err
+    w = Where(quick=True, large=True)
+    from svmtool.bench.suites.runner import command_line
+    assert command_line(SUITES["dcsvm-e2e"], w).endswith("--quick --large")

@@ -325,6 +325,35 @@ def test_working_set_sparse_equals_dense():
         assert wd.value_at(w) == pytest.approx(wsp.value_at(w), rel=1e-12, abs=1e-12)
 
 
+def test_working_set_two_threads_bit_identical(monkeypatch):
+    """The sparse arena's Gram rows and w on two threads (split by cuts and by features) are
+    the serial ones bit for bit, through adds, solves and prunes."""
+    from svmtool.solvers.cutting_plane import qp
+
+    monkeypatch.setattr(WorkingSet, "SPLIT_NNZ", 1)
+    monkeypatch.setattr(qp, "core_free", lambda: False)
+    assert not WorkingSet(10, dense_limit=0, threads=2).split     # no idle core: one thread
+    monkeypatch.setattr(qp, "core_free", lambda: True)
+    rng = np.random.default_rng(11)
+    d = 300
+    A = rng.normal(size=(40, d)) * (rng.random((40, d)) < 0.2)
+    b = rng.uniform(0, 1, 40)
+    one = WorkingSet(d, inactive_limit=4, dense_limit=0, threads=1)
+    two = WorkingSet(d, inactive_limit=4, dense_limit=0, threads=2)
+    assert two.split and not one.split
+    for j in range(40):
+        for ws in (one, two):
+            ws.add(A[j], b[j])
+            ws.solve(1e-13)
+        assert np.array_equal(one.H[:one.t, :one.t], two.H[:two.t, :two.t])
+        assert np.array_equal(one.w(), two.w())
+        w = rng.normal(size=d)
+        assert one.value_at(w) == two.value_at(w)
+        for ws in (one, two):
+            ws.prune()
+    assert one.dropped == two.dropped > 0
+
+
 def test_svmlight_model_keeps_labels_other_than_plus_minus_one(tmp_path):
     """Labels 2 / 1 (mushrooms-style): kept in the threshold line's comment, which SVMlight's
     reader skips; read back, predictions are the original labels.  A stock SVMlight model (no

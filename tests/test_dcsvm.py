@@ -342,3 +342,16 @@ def test_exact_model_dual_objective_against_libsvm_optimum():
     # and the reported objective is that of the returned alpha
     Q = np.outer(y, y) * (rbf(prob.X.toarray()) + b * b)
     assert abs(objective(Q, res.alpha) + res.dual) <= 1e-9 * abs(res.dual)
+
+
+def test_early_level_plan_skips_finer_levels_on_large_problems():
+    """--early keeps the finer level (it picks the early level's sample among its support
+    vectors) below EARLY_FINE_MAX_ROWS rows and starts at its own level from there on, unless
+    every level's model is kept."""
+    big = dcsvm.EARLY_FINE_MAX_ROWS
+    assert dcsvm.level_plan(big - 1, 4, 4, early=3, keep_levels=False) == [(4, 256), (3, 64)]
+    assert dcsvm.level_plan(big, 4, 4, early=3, keep_levels=False) == [(3, 64)]
+    assert dcsvm.level_plan(big, 4, 4, early=3, keep_levels=True) == [(4, 256), (3, 64)]
+    # the exact model's plan does not change
+    assert dcsvm.level_plan(big, 4, 4, early=None, keep_levels=False) == \
+        dcsvm.level_plan(big - 1, 4, 4, early=None, keep_levels=False)

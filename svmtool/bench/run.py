@@ -39,6 +39,7 @@ class BenchConfig:
     external: Optional[str] = None
     external_predict: Optional[str] = None
     external_group: str = "hinge"
+    external_model: Optional[str] = None    # "svmtool": svmtool reads its model (the objective)
     threads: Optional[int] = None
     seed: int = 1
     variants: list = field(default_factory=list)    # anchors.Variant: svmtool runs with options
@@ -71,6 +72,7 @@ def run_one(cfg: BenchConfig, log=None):
         kopts["cache_mb"] = float(cfg.cache_mb)
     runners, notes = anchors.build_runners(specs, cfg.against, cfg.bias, kopts, cfg.external,
                                            cfg.external_predict, cfg.external_group,
+                                           external_model=cfg.external_model,
                                            threads=cfg.threads, variants=cfg.variants,
                                            end_to_end=cfg.end_to_end, labels=data.y)
     if log:

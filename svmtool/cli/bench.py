@@ -27,7 +27,7 @@ RUN_ONLY = ("test_file", "solvers", "c_list", "e_list", "bias", "gamma", "cache_
             "external_predict", "external_loss", "rows", "head", "scaling", "sweep", "io_bench",
             "no_trace", "no_memory", "tag", "end_to_end", "interleave", "scale_rows",
             "scale_modes", "scale_budget", "scale_c")
-SUITE_ONLY = ("data_dir", "quick", "markdown")
+SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]},
@@ -45,6 +45,9 @@ SUITE_ONLY = ("data_dir", "quick", "markdown")
                    "the repository; without it the bundled data/).")
 @click.option("--quick", is_flag=True,
               help="Suites: the bundled heart_scale only (a smoke run of any suite).")
+@click.option("--large", is_flag=True,
+              help="Suites: their larger cases instead (dcsvm-e2e: ijcnn1's training and "
+                   "test rows shuffled, 120,000 to train), data sets built in --out.")
 @click.option("--markdown", type=click.Path(dir_okay=False), default=None,
               help="Suites: write their sections into this file (BENCHMARKS.md), keeping the "
                    "sections of the other suites; without it the markdown goes to stdout.")
@@ -124,7 +127,8 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             test_file, solvers, c_list, e_list, bias, gamma, repeat, against, external,
             external_predict, external_loss, rows, scaling, sweep, io_bench, no_trace, no_memory,
             threads, out_dir, tag, quiet, scale_rows=None, scale_modes="", scale_budget=256,
-            anchor_bin=(), scale_c="fixed", interleave=False, cache_mb=None, head=None):
+            anchor_bin=(), scale_c="fixed", interleave=False, cache_mb=None, head=None,
+            large=False):
     """Benchmark svmtool's solvers against anchors (LIBLINEAR, LIBSVM, scikit-learn, svmocas,
     SVMperf, an external command): on TRAIN (a markdown table on stdout, JSON and plots in
     --out), or the registered suites (--suite, --list-suites)."""
@@ -149,7 +153,8 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
             raise ParameterError(f"{', '.join(bad)}: only with TRAIN (a suite sets its own)")
         _run_suites(ctx, suite_names, data_dir, quick, markdown,
                     repeat if "repeat" in given else None,
-                    _against(against) if "against" in given else None, threads, out_dir, quiet)
+                    _against(against) if "against" in given else None, threads, out_dir, quiet,
+                    large=large)
         return
     if train_file is None:
         raise ParameterError("missing TRAIN (or --suite NAME, or --list-suites)")
@@ -207,7 +212,8 @@ def _list_suites():
                "--markdown BENCHMARKS.md --out bench-out)")
 
 
-def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads, out_dir, quiet):
+def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads, out_dir, quiet,
+                large=False):
     import os
 
     from svmtool.bench.suites import Where, merge_markdown, ordered, run_suite, select
@@ -219,7 +225,8 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
         raise ParameterError(e.args[0])
     if data_dir is not None and not os.path.isdir(data_dir):
         raise ParameterError(f"--data-dir: no folder {data_dir}")
-    where = Where(data_dir=data_dir, quick=quick)
+    where = Where(data_dir=data_dir, quick=quick, large=large,
+                  work=os.path.join(out_dir, "data"))
     log = (lambda m: info(ctx, m, quiet))
     os.makedirs(out_dir, exist_ok=True)
     prefix = ""

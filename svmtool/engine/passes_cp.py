@@ -275,6 +275,8 @@ class CPOracle(CountedPasses):
                                        threads)
         except Exception:
             self._engine = None
+        # the threads the passes run on (the working set's own passes may use as many)
+        self.threads = self._engine.threads if self._engine is not None else 1
 
     def _pass(self, shared, own, x, *more):
         """One timed, counted pass: the shared engine's method ``shared`` when there is one

@@ -57,7 +57,7 @@ def kernel_defaults(n_features, gamma=None, kernel_type=2):
 
 def build_runners(specs, against, bias, kernel_opts, external=None, external_predict=None,
                   external_group="hinge", threads=None, variants=(), end_to_end=False,
-                  labels=None):
+                  labels=None, external_model=None):
     """svmtool runners for ``specs`` and ``variants``, and the anchors that solve one of their
     problems.  ``end_to_end``: svmtool's own runs are ``svmtool train`` commands on the text
     file too (see programs.py).  Returns (runners, notes): notes say which anchors were skipped
@@ -106,7 +106,8 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
         runners += program_runners(against, groups, kernel_opts,
                                    labels if labels is not None else [], notes)
     if external:
-        runners.append(ExternalCommand(external, external_predict, group=external_group))
+        runners.append(ExternalCommand(external, external_predict, group=external_group,
+                                       model_kind=external_model))
     return runners, notes
 
 

@@ -294,7 +294,8 @@ def median_startup(blocks):
 # the CLI flags of the Variant options a command can take
 _FLAGS = {"liblinear_rng": ("--liblinear-rng", None), "threads": ("--threads", str),
           "cp.line_search": ("--line-search", str), "dcsvm.early": ("--early", None),
-          "max_iter": ("--max-iter", str), "seed": ("--seed", str)}
+          "max_iter": ("--max-iter", str), "seed": ("--seed", str),
+          "cp.perf_eps": ("--perf-e", repr)}
 
 
 def _cache_mb(kernel_opts):
@@ -371,8 +372,8 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
         else:
             out.append(CommandRunner(
                 "svm_perf_learn",
-                [exe, "-c", "{perf_c}", ("-e", "{eps_percent}"), "-w", "3", "{train}",
-                 "{model}"],
+                [exe, "-c", "{perf_c}", ("-e", "{eps_percent}"), "-w", "3", "--b", "{ocas_bias}",
+                 "{train}", "{model}"],
                 "hinge", model_kind="svmtool", default_eps=0.001, counterpart="cp",
                 iterations=_perf_iterations))
     return out
@@ -381,12 +382,13 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
 class ExternalCommand(CommandRunner):
     """``svmtool bench --external``: any command template (a shell line), timed from outside;
     accuracy from ``predict_template``'s predictions file (one value a line: a label, or a score
-    whose sign picks the class of a binary problem)."""
+    whose sign picks the class of a binary problem); ``model_kind`` "svmtool": svmtool reads
+    its model file (LIBLINEAR, LIBSVM, SVMlight/SVMperf formats), for the objective."""
 
-    def __init__(self, template, predict_template=None, group="hinge"):
+    def __init__(self, template, predict_template=None, group="hinge", model_kind=None):
         super().__init__("external " + shlex.split(template)[0].rsplit("/", 1)[-1],
-                         ["/bin/sh", "-c", template], group, model_kind=None, default_eps=0.001,
-                         iterations=_last_iterations)
+                         ["/bin/sh", "-c", template], group, model_kind=model_kind,
+                         default_eps=0.001, iterations=_last_iterations)
         self.predict_template = predict_template
 
     def evaluate(self, state, raw, data):

@@ -5,6 +5,7 @@ call.
 """
 
 from svmtool.bench.run import BenchConfig
+from svmtool.bench.suites import derived
 from svmtool.bench.suites.registry import Case, Suite, register
 
 PROGRAMS = ["liblinear-train", "svm-train", "svmocas", "svm_perf_learn"]
@@ -50,6 +51,9 @@ def _dcsvm_cases(w):
     for name, tr, te, opts in w.sets(["ijcnn1"], fallback=("heart",)):
         kw = dict(opts)
         kw.update(gamma=2.0, Cs=[32.0], cache_mb=1000.0)
+        if w.large and name == "ijcnn1":
+            tr, te = derived.shuffled_split(tr, te, w.work, "ijcnn1-120k")
+            name = "ijcnn1 120k"
         out.append(Case(f"{name} DC-SVM end to end", BenchConfig(
             train=tr, test=te, name=f"{name} DC-SVM end to end", end_to_end=True,
             variants=[Variant("dcsvm", "dcsvm", {"bias": 1.0}),
@@ -66,5 +70,54 @@ register(Suite(
     "clusters), against LIBSVM's `svm-train -c 32 -g 2 -m 1000`, each a whole command on the "
     "same text file (all 49,990 rows of ijcnn1), timed from outside; accuracy on ijcnn1.t. "
     "One warm-up run of each, then five rounds in which each command runs once (interleaved, "
-    "so that the load of a shared machine reaches all alike); medians.",
+    "so that the load of a shared machine reaches all alike); medians.  With `--large`: "
+    "ijcnn1's training and test files together (141,691 rows) shuffled with a fixed seed, the "
+    "first 120,000 rows to train and the other 21,691 to test (built in --out/data), where "
+    "the kernel work, not start-up, decides the time.",
     _dcsvm_cases))
+
+
+def _c_program_cases(w):
+    import shlex
+
+    from svmtool.bench.anchors import Variant
+    from svmtool.bench.anchors.programs import find_program
+
+    out = []
+    for name, tr, te, opts in w.sets(["news20"], fallback=()):
+        if name != "news20":        # (only the shared news20 has its classes)
+            continue
+        tr, te = derived.binarised(tr, te, w.work, "news20-binary", 11)
+        out.append(Case("news20 (1-10 vs 11-20) OCAS end to end", BenchConfig(
+            train=tr, test=te, name="news20 (1-10 vs 11-20) OCAS end to end", solvers=["ocas"],
+            Cs=[1.0], epss=[0.001], end_to_end=True, against=["svmocas"], trace=False,
+            repeat=5, interleave=True)))
+    learn, classify = find_program("svm_perf_learn"), find_program("svm_perf_classify")
+    perf = {}
+    if learn is not None:       # SVMperf's own default algorithm (-w 9), as a user runs it
+        perf = dict(external=f"{shlex.quote(learn)} -c {{perf_c}} -e 0.1 --b 0 {{train}} {{model}}",
+                    external_model="svmtool")
+        if classify is not None:
+            perf["external_predict"] = (f"{shlex.quote(classify)} {{test}} {{model}} "
+                                        f"{{predictions}}")
+    for name, tr, te, opts in w.sets(["a9a"]):
+        out.append(Case(f"{name} 1-slack CP at SVMperf's rule end to end", BenchConfig(
+            train=tr, test=te, name=f"{name} 1-slack CP at SVMperf's rule end to end",
+            Cs=[1.0], end_to_end=True, against=[], trace=False,
+            variants=[Variant("cp", "cp --perf-e 0.1", {"cp.perf_eps": 0.1})],
+            repeat=5, interleave=True, **perf, **opts)))
+    return out
+
+
+register(Suite(
+    "c-programs",
+    "OCAS against svmocas (news20, 1-10 vs 11-20) and cp against svm_perf_learn (a9a), whole "
+    "commands",
+    "Issue 30's rows against the two single-threaded C programs of the cutting-plane family, "
+    "whole commands on the same text file, timed from outside, one warm-up run of each and "
+    "five interleaved rounds (medians): `svmtool train -s ocas -c 1 -e 0.001` against "
+    "`svmocas -c 1 -b 0 -r 0.001` on news20 with the classes 1-10 as +1 and 11-20 as -1 "
+    "(built in --out/data), and `svmtool train -s cp -c 1 --perf-e 0.1` (SVMperf's stopping "
+    "rule) against `svm_perf_learn -c 325.61 -e 0.1 --b 0` (its default algorithm) on a9a "
+    "(SVMperf's C is C n / 100), compared at the objective each reaches.",
+    _c_program_cases))

@@ -32,10 +32,13 @@ BUNDLED_SETS = {"a9a": ("a9a", "a9a.t"), "heart": ("heart_scale", None)}
 @dataclass
 class Where:
     """Where a suite finds its data: ``data_dir`` (the shared sets) or, with ``quick``, only the
-    bundled ``data/`` (heart_scale, a9a)."""
+    bundled ``data/`` (heart_scale, a9a); ``large`` asks for the larger cases of the suites
+    that have them, ``work`` is the folder for data sets built from the shared ones."""
 
     data_dir: Optional[Path] = None
     quick: bool = False
+    large: bool = False             # --large: the suites' larger cases (built data sets)
+    work: Optional[Path] = None     # where built data sets go (svmtool.bench.suites.derived)
 
     @property
     def shared(self):

@@ -20,6 +20,8 @@ def command_line(suite, where, repeat=None, against=None, threads=None, given_da
         words.append("--quick")
     elif given_data_dir:
         words += ["--data-dir", str(given_data_dir)]
+    if where.large:
+        words.append("--large")
     if repeat is not None and repeat != DEFAULT_REPEAT:
         words += ["--repeat", str(repeat)]
     if against is not None:

@@ -151,7 +151,8 @@ def solve_cp(risk, eps, max_iter, init_w=None, callback=None, inactive_limit=50,
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
-    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
+    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit,
+                    threads=getattr(oracle, "threads", 1))
     w = start_point(risk, init_w)
     perf = perf_eps is not None
     target = (float(perf_eps) / 100.0 if perf else eps) * risk.scale

@@ -57,7 +57,8 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, cp=Cutti
     t_start = time.perf_counter()
     oracle = risk.oracle
     p0, s0 = oracle.passes, oracle.seconds
-    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit)
+    ws = WorkingSet(risk.dim, inactive_limit=inactive_limit,
+                    threads=getattr(oracle, "threads", 1))
     wb = start_point(risk, init_w)
     zb = risk.scores(wb) if init_w is not None else risk.zeros_scores()
     spare = None
