@@ -131,10 +131,11 @@ class CommandRunner(Runner):
     def describe(self):
         """The command with its placeholders, the program by its name only (no local paths)."""
         words = [a if isinstance(a, str) else "[" + " ".join(a) + "]" for a in self.argv]
-        if words and os.path.isabs(words[0]):
-            words[0] = os.path.basename(words[0])
-            if words[0].startswith("python") and words[1:3] == ["-m", "svmtool"]:
-                words[:3] = ["svmtool"]
+        # every absolute path by its last part, also inside a word (an `sh -c` command line)
+        words = [" ".join(os.path.basename(t) if os.path.isabs(t) else t for t in w.split(" "))
+                 for w in words]
+        if words and words[0].startswith("python") and words[1:3] == ["-m", "svmtool"]:
+            words[:3] = ["svmtool"]
         return " ".join(words)
 
     def prepare(self, data):
