@@ -63,6 +63,7 @@ def publish_then_nothing(command, checkout, models, home, **who):
     assert second.stdout == "" and second.stderr == ""
     assert (model.stat().st_mtime_ns, model.read_bytes()) == before
     assert len((models / "current.model.log.jsonl").read_text().splitlines()) == 1
+    return log[0]
 
 
 def test_readme_shows_the_crontab_line():
@@ -91,7 +92,8 @@ def test_crontab_line_under_cron(tmp_path):
     home.mkdir()
     shutil.copy(DATA / "heart_scale", models / "today.svm")
     shutil.copy(DATA / "heart_scale", models / "valid.svm")
-    publish_then_nothing(crontab_command(), ROOT, models, home)
+    record = publish_then_nothing(crontab_command(), ROOT, models, home)
+    assert record["status"] == "published" and (models / "current.model").stat().st_size > 0
 
 
 def _tracked_files():

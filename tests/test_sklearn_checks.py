@@ -36,6 +36,9 @@ ESTIMATORS = [cls() for cls in S.ESTIMATORS] + [
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=S.expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check, monkeypatch):
+    """One of scikit-learn's own checks on one estimator: each check is a function of asserts
+    that raises when the estimator breaks the contract (its assertions are scikit-learn's, the
+    independent truth here); the expected failures come from expected_failed_checks."""
     # scikit-learn runs check_array_api_input (NumPy inputs under array-API dispatch must give
     # the same results) only when SCIPY_ARRAY_API is set, and its DataFrame checks only when
     # pandas is installed (the test extra has it): set for these in-process checks alone, so
