@@ -11,20 +11,22 @@ from svmtool.sklearn._linear import LinearOneClassSVM, LinearSVC, LinearSVR, Log
 from svmtool.sklearn._ranking import RankSVM
 from svmtool.sklearn._table import solvers_of
 
-LIBLINEAR_SOLVERS = {          # solver_type -> (estimator, registry name), or None: regression
-    "L2R_LR": (LogisticRegression, "lr"),
-    "L2R_LR_DUAL": (LogisticRegression, "lr-dual"),
-    "L1R_LR": (LogisticRegression, "l1r-lr"),
-    "L2R_L2LOSS_SVC_DUAL": (LinearSVC, "dcd-l2"),
-    "L2R_L2LOSS_SVC": (LinearSVC, "newton"),
-    "L2R_L1LOSS_SVC_DUAL": (LinearSVC, "dcd-l1"),
-    "L1R_L2LOSS_SVC": (LinearSVC, "l1r-l2"),
-    "MCSVM_CS": (LinearSVC, "ocas-mc"),
-    "L2R_L2LOSS_SVR": (LinearSVR, "svr-l2"),
-    "L2R_L2LOSS_SVR_DUAL": (LinearSVR, "svr-l2-dual"),
-    "L2R_L1LOSS_SVR_DUAL": (LinearSVR, "svr-l1-dual"),
-    "ONECLASS_SVM": (LinearOneClassSVM, "one-class"),
-}
+
+def _liblinear_solver(solver_type):
+    """(estimator class, registry name) of a LIBLINEAR model file's solver_type: the registry's
+    solver that is LIBLINEAR's own for that type (it has a LIBLINEAR -s number), and the
+    estimator of its task and loss."""
+    from svmtool.solvers import specs
+
+    spec = next((s for s in specs() if s.liblinear_type == solver_type and
+                 s.liblinear_id is not None), None)
+    if spec is None:
+        raise KeyError(solver_type)
+    cls = {"regression": LinearSVR, "one-class": LinearOneClassSVM}.get(spec.task) or \
+        (LogisticRegression if spec.loss == "logistic" else LinearSVC)
+    return cls, spec.name
+
+
 LIBSVM_ESTIMATORS = {"c_svc": SVC, "nu_svc": NuSVC, "one_class": OneClassSVM,
                      "epsilon_svr": SVR, "nu_svr": NuSVR}
 KERNEL_NAMES = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid", 4: "precomputed"}
@@ -39,7 +41,7 @@ def estimator_of(model):
         if report.get("ranking"):
             est = RankSVM()
         else:
-            cls, solver = LIBLINEAR_SOLVERS[model.solver_type]
+            cls, solver = _liblinear_solver(model.solver_type)
             est = cls()
             _linear_params(est, model, report.get("solver") or solver)
         est.n_features_in_ = model.nr_feature
