@@ -13,7 +13,7 @@ BIN    := $(VENV)/bin
 OUT    := out
 ANCHORS ?= $(or $(HOME),/tmp)/.cache/svmtool-anchors
 
-.PHONY: test demo demo-steps bench fuzz clean venv anchors
+.PHONY: test demo demo-steps bench fuzz clean venv anchors aot
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,15 +33,27 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.runtime
 
+# svmtool's kernels compiled ahead of time (python -m svmtool._aot_build, a few minutes; needs a C
+# and a C++ compiler): commands whose kernels are all in the extension never import numba, which
+# is most of a short command's fixed cost.  Rebuilt when a source file changes; without it (or
+# while it is out of date) svmtool runs on numba's JIT.
+AOT     := svmtool/_kernels_aot.json
+SOURCES := $(shell find svmtool -name '*.py' -not -path '*/__pycache__/*')
+$(AOT): $(SOURCES) | $(VENV)/.runtime
+	$(BIN)/python -m svmtool._aot_build
+
+aot: $(AOT)
+
 anchors: | $(BIN)/python
 	@tools/install-anchors.sh "$(ANCHORS)" $(BIN)/python
 
-test: $(VENV)/.test anchors
+test: $(VENV)/.test anchors $(AOT)
 	PATH="$(ANCHORS)/bin:$$PATH" $(BIN)/python -m pytest -q
 
 # The demo runs its steps twice: once quietly to fill numba's cache (a new install compiles its
 # kernels there, once), then for the record, so the times it prints are every later run's.
 demo: $(VENV)/.runtime
+	@$(MAKE) -s --no-print-directory aot || echo "== svmtool runs on numba's JIT alone"
 	@mkdir -p $(OUT)
 	@echo "== warm numba's cache: the demo's commands once, quietly (compiles on a new install)"
 	@$(MAKE) -s --no-print-directory demo-steps Q=-q >/dev/null
@@ -85,4 +97,4 @@ bench: $(VENV)/.bench
 	$(BIN)/svmtool bench --suite $(BENCH_SUITES) --out bench-out --markdown BENCHMARKS.md $(BENCH_ARGS)
 
 clean:
-	rm -rf $(OUT) bench-out build *.egg-info
+	rm -rf $(OUT) bench-out build *.egg-info svmtool/_kernels_aot*

@@ -1,17 +1,19 @@
 """A command's fixed cost, named: the clocks behind ``--report``'s ``startup`` block.
 
-Before its first row a numba-backed command pays: the interpreter's start with svmtool's CLI
-and click (``python``), numpy's import, scipy's top level (numba imports it to check its version),
-numba's import, the CPU target's one-time set-up at the first call of a jitted kernel
-(``jit_setup``: numba registers its typing and lowering tables), and one load from the on-disk
-cache per jitted entry point called (``cache_loads``, counted); after an install, compiling what
-the cache lacks (``compile``, counted, once).  A small command that never loads numba pays only
-the first two.
+Before its first row a command pays the interpreter's start with svmtool's CLI and click
+(``python``) and numpy's import.  When its kernels come from svmtool's ahead-of-time compiled
+extension (:mod:`svmtool._aot`) it adds only opening that (``aot``: the manifest read, the
+sources' digests checked, the extension imported; with the state, the kernels called that had
+twins, and the calls that went to numba).  Every kernel that has no twin loads numba instead:
+scipy's top level (numba imports it to check its version), numba's import, the CPU target's
+one-time set-up at the first call of a jitted kernel (``jit_setup``: numba registers its typing
+and lowering tables), and one load from the on-disk cache per jitted entry point called
+(``cache_loads``, counted); after an install, compiling what the cache lacks (``compile``,
+counted, once).  A small command that calls no kernel pays only the first two.
 
 Every part is kept as wall and CPU seconds (the CPU seconds are steadier on a busy machine).
 This module imports only the standard library, so the CLI reads it in any process;
-:mod:`svmtool._jit` fills numba's parts, the commands the rest.
-"""
+:mod:`svmtool._aot` and :mod:`svmtool._jit` fill their parts, the commands the rest."""
 
 import importlib
 import os
@@ -21,7 +23,7 @@ import time
 # part -> [wall seconds, CPU seconds, count]
 _PARTS = {}
 # the order of the block, and which parts make the fixed cost (the sum)
-FIXED = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads")
+FIXED = ("python", "numpy", "aot", "scipy", "numba", "jit_setup", "cache_loads")
 
 
 def clocks():
@@ -125,6 +127,8 @@ def block(parse=None):
             names = _NAMES.get(part)
             if names:
                 entry["kernels"] = sorted(names)
+        if part == "aot":
+            entry.update(_aot_report())
         out[part] = entry
         if part in FIXED and wall == wall:
             total[0] += wall
@@ -133,6 +137,11 @@ def block(parse=None):
         out["parse"] = {"wall": round(parse[0], 6), "cpu": round(parse[1], 6)}
     out["fixed"] = {"wall": round(total[0], 6), "cpu": round(total[1], 6)}
     return out
+
+
+def _aot_report():
+    aot = sys.modules.get("svmtool._aot")
+    return (aot.report() or {}) if aot is not None else {}
 
 
 # part -> names of the kernels loaded or compiled (counted in _PARTS)

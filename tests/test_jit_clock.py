@@ -38,14 +38,14 @@ def test_the_line_says_each_part():
     assert timed_note(0.1, (0.4, 0.0)) == "in 0.000 s (+0.400 s numba start-up)"
 
 
-def _startup_block(tmp_path, *args):
+def _startup_block(tmp_path, *args, env=None):
     import json
 
     from tests.svmtool_proc import svmtool
 
     report = tmp_path / "run.json"
     out = svmtool("train", "-q", *args, "--report", report, "data/heart_scale",
-                  tmp_path / "m")
+                  tmp_path / "m", env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(report.read_text())["startup"]
 
@@ -61,15 +61,33 @@ def test_report_startup_block_of_a_numba_free_run(tmp_path):
 
 
 def test_report_startup_block_counts_numba_and_its_cache_loads(tmp_path):
-    # the kernel solver runs jitted kernels: numba's import, its set-up, and each kernel's
-    # load from the cache (the first run of a fresh install may compile instead: counted apart)
-    _startup_block(tmp_path, "-s", "kernel")
-    block = _startup_block(tmp_path, "-s", "kernel")
+    # the kernel solver on numba's JIT (the kernel extension turned off): numba's import, its
+    # set-up, and each kernel's load from the cache (the first run of a fresh install may
+    # compile instead: counted apart)
+    import os
+
+    jit = dict(os.environ, SVMTOOL_AOT="0")
+    _startup_block(tmp_path, "-s", "kernel", env=jit)
+    block = _startup_block(tmp_path, "-s", "kernel", env=jit)
+    assert block["aot"]["state"] == "off"
     for part in ("numba", "jit_setup", "cache_loads"):
         assert block[part]["wall"] > 0, block
     loads = block["cache_loads"]
     assert loads["count"] == len(loads["kernels"]) >= 1
     assert all(name.startswith("svmtool.") for name in loads["kernels"])
     assert "compile" not in block          # the second run finds every kernel in the cache
-    parts = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads")
+    parts = ("python", "numpy", "aot", "scipy", "numba", "jit_setup", "cache_loads")
     assert abs(block["fixed"]["wall"] - sum(block[p]["wall"] for p in parts if p in block)) < 1e-5
+
+
+def test_report_startup_block_of_a_run_on_the_kernel_extension(tmp_path):
+    # the same run with the kernel extension (make test builds it): no numba part at all
+    from svmtool import _aot
+
+    assert _aot.state() == "used", _aot.state()
+    block = _startup_block(tmp_path, "-s", "kernel")
+    assert block["aot"]["state"] == "used" and block["aot"]["kernels"] >= 1, block
+    assert "misses" not in block["aot"], block
+    assert not {"scipy", "numba", "jit_setup", "cache_loads", "compile"} & set(block), block
+    parts = ("python", "numpy", "aot")
+    assert abs(block["fixed"]["wall"] - sum(block[p]["wall"] for p in parts)) < 1e-5

@@ -38,10 +38,14 @@ def test_train_s1_small_text_never_loads_numba(tmp_path):
         "svmtool.solvers.newton", "concurrent.futures", "json", "subprocess")) == []
 
 
-def test_svm_train_loads_numba_for_its_solver_only(tmp_path):
+def test_svm_train_loads_its_solver_only_and_no_numba(tmp_path):
+    # SMO's kernels come from the kernel extension (make test builds it): numba is not loaded
+    from svmtool import _aot
+
+    assert _aot.state() == "used", _aot.state()
     mods = _modules_after(tmp_path, "svm-train", "-q")
-    assert "numba" in mods and "svmtool.solvers.kernel.smo" in mods
-    assert _loaded(mods, _NEVER + (
+    assert "svmtool.solvers.kernel.smo" in mods and "svmtool._kernels_aot" in mods
+    assert _loaded(mods, _NEVER + ("numba", "llvmlite", "scipy",
         "svmtool.io._parse",            # small text: the pure-Python parser
         "svmtool.models.early", "svmtool.io.early_model", "svmtool.ops.centres",
         "svmtool.solvers.dual_cd", "svmtool.solvers.newton", "svmtool.solvers.kernel.ovo",

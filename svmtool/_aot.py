@@ -1,0 +1,143 @@
+"""svmtool's kernels compiled ahead of time: finding the extension and deciding to trust it.
+
+``python -m svmtool._aot_build`` (run by ``make``) compiles, with numba's ahead-of-time compiler,
+every kernel that svmtool's main commands call from Python, for the argument types they call it
+with, into one extension module beside the sources (``_kernels_aot*.so``) and a manifest
+(``_kernels_aot.json``): for each kernel its argument-type keys and the extension's symbol, and a
+digest of every source file the kernels come from.  Calling a twin needs neither numba's import
+nor its target set-up nor a cache load: that is most of a short command's fixed cost.
+
+The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the manifest's
+sources are byte for byte the files on disk (any edit of a kernel module turns it off until the
+next build), it was built for this Python and numpy, and it imports.  A call whose argument types
+have no twin goes to numba (``misses`` in ``--report``'s start-up block).  This module imports
+neither numba nor the extension until a kernel is first called.
+"""
+
+import hashlib
+import json
+import os
+import sys
+
+from svmtool import _startup
+
+NAME = "_kernels_aot"
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = os.path.join(HERE, NAME + ".json")
+FORMAT = 1
+
+_STATE = None        # None until looked at; then "used", "off", "absent", "stale: <why>"
+_ENTRIES = {}        # kernel name -> {key: symbol}
+_MODULE = None
+_MISSES = {}         # kernel name -> calls that went to numba
+_SERVED = set()      # kernels called that have twins
+
+
+def arg_key(args):
+    """A string naming the argument types as numba types them (dtype, dimensions, layout and
+    writeability of arrays; bool, int, float; numpy scalars by dtype), or None for any other
+    argument (no twin is built for those)."""
+    import numpy as np
+
+    parts = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            f = a.flags
+            layout = "C" if f.c_contiguous else ("F" if f.f_contiguous else "A")
+            parts.append(f"{a.dtype.str}{a.ndim}{layout}{'w' if f.writeable else 'r'}")
+        elif t is bool or t is np.bool_:
+            parts.append("b")
+        elif t is int:
+            parts.append("i")
+        elif t is float:
+            parts.append("f")
+        elif isinstance(a, np.generic) and a.dtype.kind in "iuf":
+            parts.append(a.dtype.str)
+        else:
+            return None
+    return ",".join(parts)
+
+
+def source_digest(relpath):
+    """sha256 of one file under the package folder (None if it cannot be read)."""
+    try:
+        with open(os.path.join(HERE, relpath), "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def runtime_tag():
+    """What the extension is bound to besides its sources: the interpreter and numpy."""
+    import numpy as np
+
+    return {"python": sys.implementation.cache_tag, "numpy": np.__version__}
+
+
+def _open():
+    """Read the manifest, check it, import the extension: the state it ends in."""
+    global _MODULE
+    if os.environ.get("SVMTOOL_AOT", "1").strip() == "0":
+        return "off"
+    try:
+        with open(MANIFEST, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except FileNotFoundError:
+        return "absent"
+    except (OSError, ValueError) as exc:
+        return f"stale: manifest unreadable ({exc})"
+    if manifest.get("format") != FORMAT or manifest.get("runtime") != runtime_tag():
+        return "stale: built for another Python or numpy"
+    for relpath, digest in manifest.get("sources", {}).items():
+        if source_digest(relpath) != digest:
+            return f"stale: {relpath} changed since the build"
+    try:
+        import importlib
+
+        _MODULE = importlib.import_module(f"svmtool.{NAME}")
+    except ImportError as exc:
+        return f"stale: the extension does not import ({exc})"
+    _ENTRIES.update(manifest.get("kernels", {}))
+    return "used"
+
+
+def state():
+    """"used", "off", "absent" or "stale: <why>" (opening the extension on the first call)."""
+    global _STATE
+    if _STATE is None:
+        t = _startup.clocks()
+        _STATE = _open()
+        _startup.add_since("aot", t, count=0)
+    return _STATE
+
+
+def twins(name):
+    """{argument-type key: compiled twin} of the kernel ``name`` (module.qualname); empty when
+    the extension is not used or has none."""
+    if state() != "used":
+        return {}
+    found = {}
+    for key, symbol in _ENTRIES.get(name, {}).items():
+        fn = getattr(_MODULE, symbol, None)
+        if fn is not None:
+            found[key] = fn
+    if found:
+        _SERVED.add(name)
+    return found
+
+
+def miss(name):
+    """A call of ``name`` whose argument types have no twin (it goes to numba)."""
+    _MISSES[name] = _MISSES.get(name, 0) + 1
+
+
+def report():
+    """The ``aot`` entry of the start-up block: state, kernels called that have twins, calls
+    that went to numba by kernel (or None if no kernel was called)."""
+    if _STATE is None:
+        return None
+    out = {"state": _STATE, "kernels": len(_SERVED)}
+    if _MISSES:
+        out["misses"] = dict(sorted(_MISSES.items()))
+    return out

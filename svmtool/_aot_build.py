@@ -1,0 +1,245 @@
+"""Build svmtool's ahead-of-time compiled kernels: ``python -m svmtool._aot_build``.
+
+1. Runs svmtool's commands in this process on generated data large enough to take the jitted
+   paths (a 1.5 MB text file each for binary, multi-class and regression labels, and the first
+   3,000 rows for the kernel solvers): ``train`` with every solver of the registry, and out of
+   core from a binary cache with every solver whose entry says it can; ``predict``; ``convert``;
+   the LIBSVM, SVMlight and SVMperf command lines; cross validation and a small ``grid``.  Every kernel call from
+   Python is recorded with its argument types (:data:`svmtool._jit._RECORDING`).
+2. Compiles, with numba's ahead-of-time compiler (``numba.pycc``), one exported function per
+   recorded (kernel, argument types): a call of the kernel's own numba dispatcher, so each kernel
+   keeps its options (fastmath, error model, inlining) and its code is the code numba's JIT
+   makes for this CPU.  The exports release the GIL as the jitted kernels do (``nogil``), so
+   threads share work the same way.
+3. Writes the extension beside the sources and then its manifest (:mod:`svmtool._aot`), each by
+   atomic rename; a failed build leaves no manifest, and svmtool then runs on numba's JIT alone.
+
+Needs a C and C++ compiler (numba's runtime is compiled into the extension).  Takes a few
+minutes; ``make`` reruns it when a source file changes.
+"""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from svmtool import _aot, _jit
+
+
+def _write_svm(path, labels, X, rng):
+    lines = []
+    for y, row in zip(labels, X):
+        idx = np.flatnonzero(row)
+        feats = " ".join(f"{j + 1}:{row[j]:.6g}" for j in idx)
+        lines.append(f"{y:g} {feats}\n")
+    with open(path, "w", encoding="ascii") as fh:
+        fh.writelines(lines)
+
+
+def make_data(folder, rows=12000, features=40, per_row=12, seed=7):
+    """Three text files of ``rows`` rows: binary, 3-class and regression labels (a noisy linear
+    rule, so the solvers have something to learn)."""
+    rng = np.random.default_rng(seed)
+    X = np.zeros((rows, features))
+    for i in range(rows):
+        cols = rng.choice(features, per_row, replace=False)
+        X[i, cols] = rng.uniform(-1, 1, per_row)
+    score = X @ rng.normal(size=features) + 0.3 * rng.normal(size=rows)
+    out = {}
+    for name, labels in (("binary", np.where(score > 0, 1, -1)),
+                         ("multi", 1 + np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
+                         ("regression", np.round(score, 4))):
+        out[name] = os.path.join(folder, f"{name}.svm")
+        _write_svm(out[name], labels, X, rng)
+    # the first rows of each: for the kernel solvers (whose work grows with the square of the
+    # rows, and whose kernels take the same argument types at any size) and the grid
+    for name, keep in (("binary", 3000), ("multi", 3000), ("regression", 3000), ("binary", 600)):
+        part = os.path.join(folder, f"{name}-{keep}.svm")
+        with open(out[name], encoding="ascii") as fh, open(part, "w", encoding="ascii") as to:
+            to.writelines(fh.readlines()[:keep])
+        out[f"{name}-{keep}"] = part
+    return out
+
+
+def workloads(data, folder):
+    """The command lines run to find the kernels and their argument types."""
+    from svmtool.solvers import specs
+
+    m = os.path.join(folder, "model")
+    cache = {k: os.path.join(folder, f"{k}.cache") for k in ("binary", "multi", "regression")}
+    runs = [["convert", data[k], cache[k]] for k in cache]
+    for spec in specs():
+        size = "-3000" if spec.kind == "kernel" or spec.task == "ranking" else ""
+        extra = ["-g", "0.5", "-m", "200"] if spec.kind == "kernel" else []
+        if spec.task == "regression":
+            kind = "regression"
+        elif spec.kind == "multiclass" or spec.task == "ranking":
+            kind = "multi"
+        else:
+            kind = "binary"
+        runs.append(["train", "-s", spec.name, *extra, data[kind + size], m])
+        runs.append(["predict", data[kind + size], m, os.path.join(folder, "out")])
+        if spec.out_of_core:
+            runs.append(["train", "-s", spec.name, "--out-of-core", "--memory-budget", "1",
+                         cache[kind], m])
+    b = data["binary"]
+    runs += [
+        ["train", "-c", "1000", "-e", "0.001", b, m],
+        ["train", data["multi"], m],
+        ["train", "-s", "dcsvm", "--early", "-g", "0.5", b, m],
+        ["predict", b, m, os.path.join(folder, "out")],
+        ["train", cache["binary"], m],
+        ["train", "-v", "5", b],
+        ["svm-train", "-c", "32", "-g", "2", "-m", "1000", b, m],
+        ["svm-predict", b, m, os.path.join(folder, "out")],
+        ["svm-train", "-c", "4", "-g", "0.5", data["multi-3000"], m],
+        ["svm-train", "-s", "3", "-g", "0.5", data["regression-3000"], m],
+        ["svm-train", "-v", "5", "-g", "0.5", data["binary-3000"]],
+        ["svm_perf_learn", "-c", "325.61", "-e", "0.1", "--b", "0", b, m],
+        ["svm_perf_classify", b, m, os.path.join(folder, "out")],
+        ["svm_learn", "-c", "1", b, m],
+        ["svm_classify", b, m, os.path.join(folder, "out")],
+        ["grid", "-log2c", "-1,3,2", "-log2g", "-3,1,2", "-v", "3", data["binary-600"]],
+    ]
+    return runs
+
+
+def record(runs, say):
+    """Run the command lines with recording on; {(kernel, key): numba argument types}."""
+    from svmtool.cli import run
+
+    _jit._RECORDING = recorded = {}
+    try:
+        for args in runs:
+            t = time.perf_counter()
+            sink = io.StringIO()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                code = run(["-q", *args])
+            # a command that fails records less: said, not fatal
+            note = f"  (failed, exit {code}: {sink.getvalue().strip()[:200]})" if code else ""
+            say(f"  {time.perf_counter() - t:6.1f} s  svmtool {' '.join(map(str, args[:3]))}"
+                f"{note}")
+    finally:
+        _jit._RECORDING = None
+    return recorded
+
+
+def _twin_of(kernel, n_args):
+    """A plain function calling the kernel's dispatcher with ``n_args`` arguments."""
+    names = ", ".join(f"a{i}" for i in range(n_args))
+    ns = {"_kernel": kernel.dispatcher}
+    exec(f"def twin({names}):\n    return _kernel({names})\n", ns)  # noqa: S102
+    return ns["twin"]
+
+
+def exports(recorded):
+    """[(symbol, kernel name, key, signature, twin)] of the recorded calls numba compiled."""
+    out = []
+    for (name, key), argtypes in sorted(recorded.items()):
+        kernel = _jit._KERNELS[name]
+        cres = kernel.dispatcher.overloads.get(argtypes)
+        if cres is None:
+            continue
+        sig = cres.signature.return_type(*argtypes)
+        out.append((f"k{len(out):04d}", name, key, sig, _twin_of(kernel, len(argtypes))))
+    return out
+
+
+@contextlib.contextmanager
+def _exports_release_the_gil():
+    """numba's AOT compiler builds its exports with default flags; the exports here release
+    the GIL as the jitted kernels do (their code takes no Python object)."""
+    import numba.pycc.compiler as pycc_compiler
+
+    real = pycc_compiler.Flags
+
+    class Flags(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.release_gil = True
+
+    pycc_compiler.Flags = Flags
+    try:
+        yield
+    finally:
+        pycc_compiler.Flags = real
+
+
+def compile_extension(entries, build_dir):
+    """The extension's file, compiled into ``build_dir``."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # numba.pycc's deprecation notice
+        from numba.pycc import CC
+
+        cc = CC(_aot.NAME, source_module=__name__)
+    cc.output_dir = build_dir
+    cc.target_cpu = "host"
+    for symbol, _name, _key, sig, twin in entries:
+        cc.export(symbol, sig)(twin)
+    with _exports_release_the_gil():
+        cc.compile()
+    return os.path.join(build_dir, cc.output_file)
+
+
+def _sources():
+    sources = {}
+    for kernel in _jit._KERNELS.values():
+        module = sys.modules.get(kernel.__module__)
+        path = getattr(module, "__file__", None)
+        if path and os.path.abspath(path).startswith(_aot.HERE + os.sep):
+            rel = os.path.relpath(os.path.abspath(path), _aot.HERE)
+            sources[rel] = _aot.source_digest(rel)
+    return dict(sorted(sources.items()))
+
+
+def build(say=print):
+    """Record, compile, install; returns the manifest written."""
+    t0 = time.perf_counter()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(_aot.MANIFEST)             # the old extension is not used meanwhile
+    work = tempfile.mkdtemp(prefix="svmtool-aot-")
+    here = os.getcwd()
+    try:
+        os.chdir(work)                       # what the commands write beside them (grid) too
+        say("svmtool: compiling kernels ahead of time -- the commands that find them:")
+        data = make_data(work)
+        recorded = record(workloads(data, work), say)
+        entries = exports(recorded)
+        say(f"svmtool: {len(entries)} exports of {len({e[1] for e in entries})} kernels; "
+            "compiling the extension")
+        built = compile_extension(entries, os.path.join(work, "build"))
+        target = os.path.join(_aot.HERE, os.path.basename(built))
+        shutil.copyfile(built, target + ".tmp")
+        os.replace(target + ".tmp", target)
+        kernels = {}
+        for symbol, name, key, _sig, _twin in entries:
+            kernels.setdefault(name, {})[key] = symbol
+        manifest = {"format": _aot.FORMAT, "runtime": _aot.runtime_tag(),
+                    "numba": _jit._load_numba().__version__, "sources": _sources(),
+                    "kernels": kernels}
+        with open(_aot.MANIFEST + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, indent=1, sort_keys=True)
+        os.replace(_aot.MANIFEST + ".tmp", _aot.MANIFEST)
+    finally:
+        os.chdir(here)
+        shutil.rmtree(work, ignore_errors=True)
+    say(f"svmtool: kernel extension {os.path.basename(target)} built in "
+        f"{time.perf_counter() - t0:.0f} s")
+    return manifest
+
+
+if __name__ == "__main__":
+    try:
+        build(lambda line: print(line, file=sys.stderr, flush=True))
+    except Exception as exc:  # noqa: BLE001 -- any failure: say it, leave the JIT in charge
+        print(f"svmtool: the kernel extension was not built ({type(exc).__name__}: {exc}); "
+              "svmtool runs on numba's JIT", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,140 @@
+"""svmtool's kernels compiled ahead of time (svmtool/_aot.py, built by `make` with
+svmtool/_aot_build.py): the same models as numba's JIT, byte for byte; the main commands without
+numba; an out-of-date extension never used."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from svmtool import _aot
+from tests.svmtool_proc import svmtool
+
+ENV_JIT = dict(os.environ, SVMTOOL_AOT="0")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    from svmtool._aot_build import make_data
+
+    if _aot.state() != "used":
+        pytest.fail(f"the kernel extension is not in use ({_aot.state()}): `make aot` builds it "
+                    "(make test does); SVMTOOL_AOT=0 is for comparisons only")
+    # the build's own generator, a different seed: new numbers, the same kinds of files
+    return make_data(str(tmp_path_factory.mktemp("aot")), seed=11)
+
+
+# (command, data file, options): the solvers of every family, the LIBSVM/SVMlight/SVMperf lines
+CASES = [
+    ("train", "binary", []),
+    ("train", "binary", ["-c", "1000", "-e", "0.001"]),
+    ("train", "multi", ["-s", "3"]),
+    ("train", "binary", ["-s", "lr"]),
+    ("train", "binary", ["-s", "l1r-lr"]),
+    ("train", "regression", ["-s", "svr-l2-dual"]),
+    ("train", "binary", ["-s", "cp"]),
+    ("train", "binary", ["-s", "ocas"]),
+    ("train", "multi", ["-s", "ocas-mc"]),
+    ("train", "binary-3000", ["-s", "c_svc", "-g", "0.5"]),
+    ("train", "binary", ["-s", "dcsvm", "-g", "0.5"]),
+    ("svm-train", "multi-3000", ["-c", "4", "-g", "0.5"]),
+    ("svm-train", "regression-3000", ["-s", "3", "-g", "0.5"]),
+    ("svm_perf_learn", "binary", ["-c", "325.61", "-e", "0.1", "--b", "0"]),
+]
+
+
+def _run(args, env, report=None):
+    extra = ["--report", report] if report is not None else []
+    out = svmtool(*args, *extra, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    return out
+
+
+@pytest.mark.parametrize("command,which,options", CASES,
+                         ids=[" ".join([c[0], *c[2]]) for c in CASES])
+def test_twins_train_the_models_numba_trains(data, tmp_path, command, which, options):
+    models = {}
+    for mode, env in (("jit", ENV_JIT), ("aot", None)):
+        model = tmp_path / f"{mode}.model"
+        report = tmp_path / f"{mode}.json" if command == "train" else None
+        _run([command, *options, data[which], model], env, report)
+        models[mode] = model.read_bytes()
+        if report is not None:
+            startup = json.loads(report.read_text())["startup"]
+            if mode == "aot":
+                assert startup["aot"]["state"] == "used"
+                assert startup["aot"]["kernels"] > 0
+            else:
+                assert "numba" in startup
+    assert models["aot"] == models["jit"]
+
+
+def test_predictions_are_the_same(data, tmp_path):
+    model = tmp_path / "m"
+    _run(["train", "-s", "c_svc", "-g", "0.5", data["binary-3000"], model], ENV_JIT)
+    got = {}
+    for mode, env in (("jit", ENV_JIT), ("aot", None)):
+        out = tmp_path / f"{mode}.out"
+        _run(["predict", data["binary"], model, out], env)
+        got[mode] = out.read_bytes()
+    assert got["aot"] == got["jit"]
+
+
+_NO_NUMBA = """
+import sys
+from svmtool.cli import run
+rc = run(sys.argv[1:])
+print(rc, 'numba' in sys.modules, 'llvmlite' in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["svm-train", "-c", "32", "-g", "2", "-m", "1000"],
+    ["train", "-c", "1000", "-e", "0.001"],
+    ["train", "-s", "ocas"],
+])
+def test_main_commands_never_import_numba(data, tmp_path, args):
+    """A 1.5 MB text file (the jitted reader's size) trained by whole commands in a fresh
+    process: every kernel they call has its twin, so numba is never imported."""
+    out = subprocess.run([sys.executable, "-c", _NO_NUMBA, "-q", *args, data["binary"],
+                          str(tmp_path / "m")], capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert out.stdout.split() == ["0", "False", "False"], out.stdout + out.stderr[-2000:]
+
+
+_STALE = """
+import json, sys
+from svmtool import _aot
+_aot.MANIFEST = sys.argv[1]
+print(json.dumps(_aot.state()))
+"""
+
+
+def test_an_extension_whose_sources_changed_is_not_used(tmp_path):
+    with open(_aot.MANIFEST, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    rel = min(manifest["sources"])
+    manifest["sources"][rel] = "0" * 64            # as if the file had been edited since
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest))
+    out = subprocess.run([sys.executable, "-c", _STALE, str(path)], capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == f"stale: {rel} changed since the build"
+
+
+def test_a_call_without_a_twin_goes_to_numba():
+    """Argument types the build never saw (float32 data) are not given to the extension, whose
+    exports would misread them: numba compiles for them, and the answer is right."""
+    import numpy as np
+
+    from svmtool.ops.kernels import row_sq_norms
+
+    indptr = np.array([0, 2, 3], dtype=np.int64)
+    indices = np.array([0, 1, 1], dtype=np.int32)
+    values = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    key = _aot.arg_key((indptr, indices, values))
+    assert key not in _aot.twins(row_sq_norms.name)
+    assert list(row_sq_norms(indptr, indices, values)) == [5.0, 9.0]
