@@ -35,8 +35,8 @@ _SERVED = set()      # kernels called that have twins
 
 def arg_key(args):
     """A string naming the argument types as numba types them (dtype, dimensions, layout and
-    writeability of arrays; bool, int, float; numpy scalars by dtype), or None for any other
-    argument (no twin is built for those)."""
+    writeability of arrays; bool, int or int64, float or float64; other numpy scalars by dtype),
+    or None for any other argument (no twin is built for those)."""
     import numpy as np
 
     parts = []
@@ -48,9 +48,9 @@ def arg_key(args):
             parts.append(f"{a.dtype.str}{a.ndim}{layout}{'w' if f.writeable else 'r'}")
         elif t is bool or t is np.bool_:
             parts.append("b")
-        elif t is int:
+        elif t is int or t is np.int64:         # numba types both as int64
             parts.append("i")
-        elif t is float:
+        elif t is float or t is np.float64:     # and both as float64
             parts.append("f")
         elif isinstance(a, np.generic) and a.dtype.kind in "iuf":
             parts.append(a.dtype.str)

@@ -1,8 +1,8 @@
 """Build svmtool's ahead-of-time compiled kernels: ``python -m svmtool._aot_build``.
 
 1. Runs svmtool's commands in this process on generated data large enough to take the jitted
-   paths (a 1.5 MB text file each for binary, multi-class and regression labels, and the first
-   3,000 rows for the kernel solvers): ``train`` with every solver of the registry, and out of
+   paths (a 1.5 MB text file each for binary, multi-class and regression labels, the first
+   3,000 rows for the kernel solvers, and a wide sparse one of 8,000 features): ``train`` with every solver of the registry, and out of
    core from a binary cache with every solver whose entry says it can; ``predict``; ``convert``;
    the LIBSVM, SVMlight and SVMperf command lines; cross validation and a small ``grid``.  Every kernel call from
    Python is recorded with its argument types (:data:`svmtool._jit._RECORDING`).
@@ -32,7 +32,7 @@ import numpy as np
 from svmtool import _aot, _jit
 
 
-def _write_svm(path, labels, X, rng):
+def _write_svm(path, labels, X):
     lines = []
     for y, row in zip(labels, X):
         idx = np.flatnonzero(row)
@@ -56,10 +56,22 @@ def make_data(folder, rows=12000, features=40, per_row=12, seed=7):
                          ("multi", 1 + np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
                          ("regression", np.round(score, 4))):
         out[name] = os.path.join(folder, f"{name}.svm")
-        _write_svm(out[name], labels, X, rng)
+        _write_svm(out[name], labels, X)
+    # wide and sparse (text-like: more features than the dense limit of the cutting-plane
+    # solvers' cut store, 4096, and enough values for two blocks of passes): the sparse cut
+    # arena's kernels
+    truth = rng.normal(size=8000)
+    cols = np.sort(np.array([rng.choice(truth.size, 30, replace=False) for _ in range(6000)]))
+    vals = rng.uniform(0, 1, cols.shape)
+    score = (vals * truth[cols]).sum(axis=1)
+    out["wide"] = os.path.join(folder, "wide.svm")
+    with open(out["wide"], "w", encoding="ascii") as fh:
+        for y, c, v in zip(np.where(score > np.median(score), 1, -1), cols, vals):
+            fh.write(f"{y} " + " ".join(f"{j + 1}:{x:.6g}" for j, x in zip(c, v)) + "\n")
     # the first rows of each: for the kernel solvers (whose work grows with the square of the
     # rows, and whose kernels take the same argument types at any size) and the grid
-    for name, keep in (("binary", 3000), ("multi", 3000), ("regression", 3000), ("binary", 600)):
+    for name, keep in (("binary", 3000), ("multi", 3000), ("regression", 3000), ("binary", 600),
+                       ("wide", 2000)):
         part = os.path.join(folder, f"{name}-{keep}.svm")
         with open(out[name], encoding="ascii") as fh, open(part, "w", encoding="ascii") as to:
             to.writelines(fh.readlines()[:keep])
@@ -101,9 +113,15 @@ def workloads(data, folder):
         ["svm-train", "-c", "4", "-g", "0.5", data["multi-3000"], m],
         ["svm-train", "-s", "3", "-g", "0.5", data["regression-3000"], m],
         ["svm-train", "-v", "5", "-g", "0.5", data["binary-3000"]],
+        # the cutting-plane solvers' sparse cut store, its passes split and not
+        *(["train", *s, "-c", "10", "-e", "0.001", *t, data["wide"], m]
+          for s in [[]] + [["-s", x.name] for x in specs() if x.kind == "binary"
+                           and x.fit.startswith("svmtool.solvers.cutting_plane.")]
+          for t in ([], ["--threads", "1"])),
         ["svm_perf_learn", "-c", "325.61", "-e", "0.1", "--b", "0", b, m],
         ["svm_perf_classify", b, m, os.path.join(folder, "out")],
         ["svm_learn", "-c", "1", b, m],
+        ["svm_learn", "-c", "1", data["wide-2000"], m],          # sparse rows: kernel blocks
         ["svm_classify", b, m, os.path.join(folder, "out")],
         ["grid", "-log2c", "-1,3,2", "-log2g", "-3,1,2", "-v", "3", data["binary-600"]],
     ]
@@ -115,6 +133,14 @@ def record(runs, say):
     from svmtool.cli import run
 
     _jit._RECORDING = recorded = {}
+    # as on an idle machine (the load average read as 0): the paths that split work over two
+    # threads when a core is free are taken and recorded too, whatever this machine is doing
+    real_load, os.getloadavg = os.getloadavg, lambda: (0.0, 0.0, 0.0)
+    # and the cutting-plane cut store splits its passes from the first non-zero (on large
+    # problems only, otherwise: the same kernels, the same argument types)
+    from svmtool.solvers.cutting_plane.qp import WorkingSet
+
+    split_nnz, WorkingSet.SPLIT_NNZ = WorkingSet.SPLIT_NNZ, 0
     try:
         for args in runs:
             t = time.perf_counter()
@@ -127,6 +153,8 @@ def record(runs, say):
                 f"{note}")
     finally:
         _jit._RECORDING = None
+        os.getloadavg = real_load
+        WorkingSet.SPLIT_NNZ = split_nnz
     return recorded
 
 

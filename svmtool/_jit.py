@@ -47,6 +47,7 @@ class Kernel:
         self.name = f"{func.__module__}.{func.__qualname__}"
         self._dispatcher = None
         self._twins = None          # argument-type key -> compiled twin (None: not looked up)
+        self._misses_count = False  # a call without a twin is a miss (the extension is used)
         _KERNELS[self.name] = self
 
     def __call__(self, *args):
@@ -57,9 +58,10 @@ class Kernel:
             twin = twins.get(_aot.arg_key(args))
             if twin is not None:
                 return twin(*args)
-            _aot.miss(self.name)
-        elif _RECORDING is not None:
+        if _RECORDING is not None:
             _record(self, args)
+        elif self._misses_count:
+            _aot.miss(self.name)
         return self.dispatcher(*args)
 
     @property
@@ -109,7 +111,9 @@ def _aot_twins(kernel):
     """{argument-type key: compiled twin} of a kernel, empty when there are none to use."""
     if jit_disabled() or _RECORDING is not None:
         return {}
-    return _aot.twins(kernel.name)
+    twins = _aot.twins(kernel.name)
+    kernel._misses_count = _aot.state() == "used"
+    return twins
 
 
 def njit(*args, **kwargs):
