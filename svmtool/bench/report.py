@@ -121,8 +121,13 @@ def scaling_table(scaling):
     return "\n".join(out)
 
 
-STARTUP_PARTS = ("python", "numpy", "scipy", "numba", "jit_setup", "cache_loads", "parse",
-                 "fixed")
+def _startup_parts():
+    from svmtool._startup import FIXED
+
+    return FIXED + ("parse", "fixed")
+
+
+STARTUP_PARTS = _startup_parts()
 
 
 def startup_table(rows):
@@ -130,14 +135,15 @@ def startup_table(rows):
     have = [r for r in rows if r.get("startup")]
     if not have:
         return ""
-    out = ["| runner | " + " | ".join(STARTUP_PARTS) + " | kernels loaded |",
+    out = ["| runner | " + " | ".join(STARTUP_PARTS) + " | kernels: extension / numba |",
            "|---|" + "---:|" * (len(STARTUP_PARTS) + 1)]
     for r in have:
         st = r["startup"]
         cells = [f"{st[p]['wall']:.3f} / {st[p]['cpu']:.3f}" if p in st else "-"
                  for p in STARTUP_PARTS]
+        twins = st.get("aot", {}).get("kernels", 0)
         loads = st.get("cache_loads", {}).get("count", 0)
-        out.append(f"| {r['runner']} | " + " | ".join(cells) + f" | {loads} |")
+        out.append(f"| {r['runner']} | " + " | ".join(cells) + f" | {twins} / {loads} |")
     return "\n".join(out)
 
 

@@ -278,7 +278,8 @@ class SvmtoolCommand(CommandRunner):
 
 def median_startup(blocks):
     """The part-by-part medians of several runs' --report ``startup`` blocks (svmtool._startup):
-    wall and CPU seconds, and the count of kernels loaded."""
+    wall and CPU seconds, the count of kernels loaded by numba and of those the kernel extension
+    held."""
     import statistics
 
     out = {}
@@ -286,8 +287,9 @@ def median_startup(blocks):
         have = [b[part] for b in blocks if part in b]
         entry = {k: statistics.median(float(h[k]) for h in have)
                  for k in ("wall", "cpu") if all(k in h for h in have)}
-        if all("count" in h for h in have):
-            entry["count"] = int(statistics.median(h["count"] for h in have))
+        for key in ("count", "kernels"):
+            if all(key in h for h in have):
+                entry[key] = int(statistics.median(h[key] for h in have))
         out[part] = entry
     return out
 
