@@ -66,8 +66,8 @@ def make_data(folder, rows=12000, features=40, per_row=12, seed=7):
     score = (vals * truth[cols]).sum(axis=1)
     out["wide"] = os.path.join(folder, "wide.svm")
     with open(out["wide"], "w", encoding="ascii") as fh:
-        for y, c, v in zip(np.where(score > np.median(score), 1, -1), cols, vals):
-            fh.write(f"{y} " + " ".join(f"{j + 1}:{x:.6g}" for j, x in zip(c, v)) + "\n")
+        fh.writelines(f"{y} " + " ".join(f"{j + 1}:{x:.6g}" for j, x in zip(c, v)) + "\n"
+                      for y, c, v in zip(np.where(score > np.median(score), 1, -1), cols, vals))
     # the first rows of each: for the kernel solvers (whose work grows with the square of the
     # rows, and whose kernels take the same argument types at any size) and the grid
     for name, keep in (("binary", 3000), ("multi", 3000), ("regression", 3000), ("binary", 600),
@@ -149,8 +149,8 @@ def record(runs, say):
                 code = run(["-q", *args])
             # a command that fails records less: said, not fatal
             note = f"  (failed, exit {code}: {sink.getvalue().strip()[:200]})" if code else ""
-            say(f"  {time.perf_counter() - t:6.1f} s  svmtool {' '.join(map(str, args[:3]))}"
-                f"{note}")
+            shown = " ".join(os.path.basename(a) if os.sep in a else a for a in map(str, args))
+            say(f"  {time.perf_counter() - t:6.1f} s  svmtool {shown}{note}")
     finally:
         _jit._RECORDING = None
         os.getloadavg = real_load
