@@ -1,8 +1,9 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make test   creates .venv if missing, installs svmtool with its test extras and the C programs
 #               the cross-checks compare against (tools/install-anchors.sh, outside the
-#               repository in ANCHORS), runs the tests
-#   make demo   creates .venv if missing, installs svmtool, runs the main job on the bundled data
+#               repository in ANCHORS), compiles the kernel extension (make aot), runs the tests
+#   make demo   creates .venv if missing, installs svmtool, compiles the kernel extension, runs
+#               the main job on the bundled data
 # (editable installs in "compat" mode: a .pth path entry, which imports 30 ms faster than the
 # default import hook -- start-up time is what a cron job pays on every call; setuptools warns
 # that the mode is transitional, which PIP_QUIET_BUILD keeps off the screen, and should it go
