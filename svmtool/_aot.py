@@ -11,13 +11,14 @@ The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, t
 sources are byte for byte the files on disk (any edit of a kernel module turns it off until the
 next build), it was built for this Python and numpy, and it imports.  A call whose argument types
 have no twin goes to numba (``misses`` in ``--report``'s start-up block).  This module imports
-neither numba nor the extension until a kernel is first called.
+neither numba nor the extension until a kernel is first called (numpy, which every kernel's
+caller has, it does).
 """
 
-import hashlib
-import json
 import os
 import sys
+
+import numpy as np
 
 from svmtool import _startup
 
@@ -37,8 +38,6 @@ def arg_key(args):
     """A string naming the argument types as numba types them (dtype, dimensions, layout and
     writeability of arrays; bool, int or int64, float or float64; other numpy scalars by dtype),
     or None for any other argument (no twin is built for those)."""
-    import numpy as np
-
     parts = []
     for a in args:
         t = type(a)
@@ -61,6 +60,8 @@ def arg_key(args):
 
 def source_digest(relpath):
     """sha256 of one file under the package folder (None if it cannot be read)."""
+    import hashlib
+
     try:
         with open(os.path.join(HERE, relpath), "rb") as fh:
             return hashlib.sha256(fh.read()).hexdigest()
@@ -70,13 +71,13 @@ def source_digest(relpath):
 
 def runtime_tag():
     """What the extension is bound to besides its sources: the interpreter and numpy."""
-    import numpy as np
-
     return {"python": sys.implementation.cache_tag, "numpy": np.__version__}
 
 
 def _open():
     """Read the manifest, check it, import the extension: the state it ends in."""
+    import json
+
     global _MODULE
     if os.environ.get("SVMTOOL_AOT", "1").strip() == "0":
         return "off"
@@ -128,8 +129,9 @@ def twins(name):
 
 
 def miss(name):
-    """A call of ``name`` whose argument types have no twin (it goes to numba)."""
-    _MISSES[name] = _MISSES.get(name, 0) + 1
+    """A call of ``name`` that goes to numba: a miss when the extension is in use."""
+    if _STATE == "used":
+        _MISSES[name] = _MISSES.get(name, 0) + 1
 
 
 def report():

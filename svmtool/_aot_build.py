@@ -32,42 +32,36 @@ import numpy as np
 from svmtool import _aot, _jit
 
 
-def _write_svm(path, labels, X):
-    lines = []
-    for y, row in zip(labels, X):
-        idx = np.flatnonzero(row)
-        feats = " ".join(f"{j + 1}:{row[j]:.6g}" for j in idx)
-        lines.append(f"{y:g} {feats}\n")
-    with open(path, "w", encoding="ascii") as fh:
-        fh.writelines(lines)
-
-
 def make_data(folder, rows=12000, features=40, per_row=12, seed=7):
     """Three text files of ``rows`` rows: binary, 3-class and regression labels (a noisy linear
     rule, so the solvers have something to learn)."""
+    from svmtool.io.writer import dump_svmlight
+    from svmtool.problem import Problem
+
     rng = np.random.default_rng(seed)
     X = np.zeros((rows, features))
     for i in range(rows):
         cols = rng.choice(features, per_row, replace=False)
-        X[i, cols] = rng.uniform(-1, 1, per_row)
+        X[i, cols] = np.round(rng.uniform(-1, 1, per_row), 3)
     score = X @ rng.normal(size=features) + 0.3 * rng.normal(size=rows)
     out = {}
     for name, labels in (("binary", np.where(score > 0, 1, -1)),
                          ("multi", 1 + np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))),
                          ("regression", np.round(score, 4))):
         out[name] = os.path.join(folder, f"{name}.svm")
-        _write_svm(out[name], labels, X)
+        dump_svmlight(X, out[name], labels)
     # wide and sparse (text-like: more features than the dense limit of the cutting-plane
     # solvers' cut store, 4096, and enough values for two blocks of passes): the sparse cut
     # arena's kernels
-    truth = rng.normal(size=8000)
-    cols = np.sort(np.array([rng.choice(truth.size, 30, replace=False) for _ in range(6000)]))
-    vals = rng.uniform(0, 1, cols.shape)
+    n, per, d = 6000, 30, 8000
+    truth = rng.normal(size=d)
+    cols = np.sort(np.array([rng.choice(d, per, replace=False) for _ in range(n)]))
+    vals = np.round(rng.uniform(0, 1, cols.shape), 3)
     score = (vals * truth[cols]).sum(axis=1)
     out["wide"] = os.path.join(folder, "wide.svm")
-    with open(out["wide"], "w", encoding="ascii") as fh:
-        fh.writelines(f"{y} " + " ".join(f"{j + 1}:{x:.6g}" for j, x in zip(c, v)) + "\n"
-                      for y, c, v in zip(np.where(score > np.median(score), 1, -1), cols, vals))
+    dump_svmlight(Problem(np.arange(n + 1, dtype=np.int64) * per, cols.reshape(-1).astype(np.int32),
+                          vals.reshape(-1), np.where(score > np.median(score), 1.0, -1.0), d),
+                  out["wide"])
     # the first rows of each: for the kernel solvers (whose work grows with the square of the
     # rows, and whose kernels take the same argument types at any size) and the grid
     for name, keep in (("binary", 3000), ("multi", 3000), ("regression", 3000), ("binary", 600),

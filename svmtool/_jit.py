@@ -22,10 +22,11 @@ import threading
 import time
 import warnings
 
-from svmtool import _startup
+from svmtool import _aot, _startup
 
 _LOCK = threading.RLock()
 _NUMBA = None            # the numba module once imported here
+_REAL = {}               # the numba objects behind c_strtod and prefetch, once numba is
 
 
 def jit_disabled():
@@ -47,7 +48,6 @@ class Kernel:
         self.name = f"{func.__module__}.{func.__qualname__}"
         self._dispatcher = None
         self._twins = None          # argument-type key -> compiled twin (None: not looked up)
-        self._misses_count = False  # a call without a twin is a miss (the extension is used)
         _KERNELS[self.name] = self
 
     def __call__(self, *args):
@@ -60,7 +60,7 @@ class Kernel:
                 return twin(*args)
         if _RECORDING is not None:
             _record(self, args)
-        elif self._misses_count:
+        else:
             _aot.miss(self.name)
         return self.dispatcher(*args)
 
@@ -111,9 +111,7 @@ def _aot_twins(kernel):
     """{argument-type key: compiled twin} of a kernel, empty when there are none to use."""
     if jit_disabled() or _RECORDING is not None:
         return {}
-    twins = _aot.twins(kernel.name)
-    kernel._misses_count = _aot.state() == "used"
-    return twins
+    return _aot.twins(kernel.name)
 
 
 def njit(*args, **kwargs):
@@ -136,7 +134,7 @@ class _NumbaObject:
     @property
     def real(self):
         _load_numba()
-        return globals()["_REAL"][self.name]
+        return _REAL[self.name]
 
     @property
     def _numba_type_(self):
@@ -164,14 +162,6 @@ def _record(kernel, args):
         from numba.core.typing.typeof import Purpose
 
         _RECORDING[kernel.name, key] = tuple(numba.typeof(a, Purpose.argument) for a in args)
-
-
-def _lazy_import_aot():
-    from svmtool import _aot as module
-    return module
-
-
-_aot = _lazy_import_aot()
 
 
 def __getattr__(name):
@@ -255,8 +245,6 @@ def _choose_cache_location():
     return False
 
 
-
-
 def _start_clocks(event):
     """numba's event listeners that time its start-up and compilations (see jit_seconds)."""
 
@@ -335,8 +323,6 @@ def _skip_blas_probe():
         nla.ensure_blas = real
 
 
-
-
 def _count_cache_loads():
     """Time numba's loads of cached kernels for the start-up block: the first one also sets up
     the CPU target (timed apart as ``jit_setup``), every one that finds its kernel in the cache
@@ -378,8 +364,6 @@ def _count_cache_loads():
     caching.Cache.load_overload = load_overload
 
 
-
-
 def _typeof_arrays_without_numpy_ma():
     """Type plain arrays without importing numpy.ma.
 
@@ -407,8 +391,6 @@ def _typeof_arrays_without_numpy_ma():
         except Exception:
             # an unsupported dtype (numba's own error), or a numba whose types differ: its rule
             return numba_rule(val, c)
-
-
 
 
 def _numba_objects(numba):
@@ -456,7 +438,7 @@ def _numba_objects(numba):
 
 def _load_numba():
     """Import numba and set it up, once per process (any thread); returns the numba module."""
-    global _NUMBA, _CLOCKS, _REAL, CACHING, NUMBA_VERSION, IMPORT_SECONDS
+    global _NUMBA, _CLOCKS, CACHING, NUMBA_VERSION, IMPORT_SECONDS
     if _NUMBA is not None:
         return _NUMBA
     with _LOCK:
@@ -476,7 +458,7 @@ def _load_numba():
         _skip_blas_probe()
         _count_cache_loads()
         _typeof_arrays_without_numpy_ma()
-        _REAL = _numba_objects(numba)
+        _REAL.update(_numba_objects(numba))
         IMPORT_SECONDS = time.perf_counter() - t_import
         _startup.add("numba", IMPORT_SECONDS, time.process_time() - c_import)
         return numba

@@ -4,6 +4,7 @@ import json
 import math
 import os
 
+from svmtool._startup import FIXED
 from svmtool.bench.anchors.base import GROUP_TITLES
 
 COLUMNS = ["data", "n", "C", "eps", "problem", "runner", "time ms", "min ms", "CPU ms",
@@ -121,13 +122,7 @@ def scaling_table(scaling):
     return "\n".join(out)
 
 
-def _startup_parts():
-    from svmtool._startup import FIXED
-
-    return FIXED + ("parse", "fixed")
-
-
-STARTUP_PARTS = _startup_parts()
+STARTUP_PARTS = FIXED + ("parse", "fixed")
 
 
 def startup_table(rows):
