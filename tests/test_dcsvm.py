@@ -303,6 +303,58 @@ def test_nearest_centre_dense_pieces_against_numpy(ktype, monkeypatch):
     np.testing.assert_array_equal(got, np.argmin(dist, axis=1))
 
 
+def test_single_precision_exp_against_numpy():
+    """The float32 exp of the rbf sums: relative error within 2e-7 of the double precision exp
+    over the whole range of exponents it keeps, 0 for positive arguments' clip (exp(0) = 1),
+    and the smallest normal float32 from -87 down."""
+    from svmtool.ops.kernels import exp_nonpositive32
+
+    x = np.concatenate([-np.linspace(0.0, 87.0, 200_001), [-1e-30, -0.5, 3.0, -300.0]])
+    x32 = x.astype(np.float32)
+    got = x32.copy()
+    exp_nonpositive32(got, len(got), np.empty(len(got), dtype=np.int32))
+    want = np.exp(np.minimum(np.maximum(x32.astype(np.float64), -87.0), 0.0))
+    assert np.max(np.abs(got / want - 1.0)) < 2e-7
+    assert got[-2] == 1.0 and got[-1] == np.float32(np.exp(-87.0))
+
+
+@pytest.mark.parametrize("scale, single", [(1.0, True), (1e16, False)])
+def test_rbf_nearest_centre_single_precision_and_its_limit(scale, single, monkeypatch):
+    """Dense rbf rows are assigned from float32 kernel sums (ops.kernels.rbf_pieces32): the
+    same nearest centres as a double precision numpy computation on rows of norm about 10
+    (ijcnn1's scale: gamma |x|^2 up to 20), two threads, small pieces, a kernel bias; values
+    too large for single precision take the double precision path (then the distances agree to
+    1e-10), and the float32 path is not entered at all."""
+    import svmtool.ops.kernels as kmod
+    from svmtool.ops.centres import nearest_centres
+
+    calls = []
+    real = kmod.rbf_segment_sums32
+    monkeypatch.setattr(kmod, "rbf_segment_sums32",
+                        lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(kmod, "_PIECE_VALUES", 7 * 60)
+    rng = np.random.default_rng(11)
+    Xd = rng.uniform(-1.0, 1.0, size=(900, 22)) * scale
+    X = Rows.of(sp.csr_matrix(Xd))
+    pts = rng.permutation(900)[:60]
+    lab = rng.integers(0, 6, 60)
+    k = Kernel(2, 0.5 / scale ** 2, 0.0, 3, 1.0)
+    K = np.exp(-k.gamma * ((Xd[:, None, :] - Xd[pts][None, :, :]) ** 2).sum(-1)) + k.kbias
+    const = rng.normal(size=6) * 0.01 + 1.0
+    counts = np.bincount(lab, minlength=6)
+    D = const[None, :] - 2.0 * np.stack([K[:, lab == c].mean(1) for c in range(6)], 1)
+    near, dist = nearest_centres(X, np.arange(900), X, pts, lab, const, k, 2, threads=2)
+    assert bool(calls) == single
+    want = np.argsort(D, axis=1, kind="stable")[:, :2]
+    gap = np.take_along_axis(D, want, 1)
+    np.testing.assert_allclose(dist, gap, rtol=0.0 if single else 1e-10,
+                               atol=2e-6 if single else 1e-12)
+    # rows whose two nearest clusters are closer than the float32 error may swap: none here
+    clear = np.abs(gap[:, 1] - gap[:, 0]) > 1e-5
+    assert clear.mean() > 0.99 and counts.min() > 0
+    np.testing.assert_array_equal(near[clear], want[clear])
+
+
 def test_exact_model_dual_objective_against_libsvm_optimum():
     """The exact model's dual objective, sandwiched by LIBSVM's optimum of the same data.
 

@@ -9,7 +9,23 @@ early-prediction model (a model type) both assign rows this way, so it lives her
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import dense_pieces, kernel_block_threads
+from svmtool.ops.kernels import RBF, dense_pieces, kernel_block_threads, rbf_pieces32
+
+
+@njit(inline="always")
+def _keep_top(near, dist, r, c, d):
+    """Insert cluster c at distance d into row r of the running ``top`` nearest (ties: the one
+    inserted first, i.e. the lower cluster, stays ahead)."""
+    top = near.shape[1]
+    t = top
+    while t > 0 and d < dist[r, t - 1]:
+        t -= 1
+    if t < top:
+        for u in range(top - 1, t, -1):
+            near[r, u] = near[r, u - 1]
+            dist[r, u] = dist[r, u - 1]
+        near[r, t] = c
+        dist[r, t] = d
 
 
 @njit
@@ -22,25 +38,28 @@ def nearest_by_segments_top(block, seg, inv_counts, const, near, dist):
     runs over a contiguous segment, in the points' original order (the sums are those of
     :func:`cluster_sums`).  Empty clusters carry ``const = inf``."""
     kk = seg.shape[0] - 1
-    top = near.shape[1]
     for r in range(block.shape[0]):
-        for t in range(top):
+        for t in range(near.shape[1]):
             near[r, t] = -1
             dist[r, t] = np.inf
         for c in range(kk):
             s = 0.0
             for u in range(seg[c], seg[c + 1]):
                 s += block[r, u]
-            d = const[c] - 2.0 * (s * inv_counts[c])
-            t = top
-            while t > 0 and d < dist[r, t - 1]:
-                t -= 1
-            if t < top:
-                for u in range(top - 1, t, -1):
-                    near[r, u] = near[r, u - 1]
-                    dist[r, u] = dist[r, u - 1]
-                near[r, t] = c
-                dist[r, t] = d
+            _keep_top(near, dist, r, c, const[c] - 2.0 * (s * inv_counts[c]))
+    return near
+
+
+@njit
+def nearest_by_sums_top(sums, extra, inv_counts, const, near, dist):
+    """As :func:`nearest_by_segments_top` from the clusters' kernel sums already taken
+    (``sums[r, c]``, to which ``extra[c]`` is added: the kernel bias of the cluster's points)."""
+    for r in range(sums.shape[0]):
+        for t in range(near.shape[1]):
+            near[r, t] = -1
+            dist[r, t] = np.inf
+        for c in range(sums.shape[1]):
+            _keep_top(near, dist, r, c, const[c] - 2.0 * ((sums[r, c] + extra[c]) * inv_counts[c]))
     return near
 
 
@@ -64,7 +83,15 @@ def nearest_centres(A, rows_a, P, points, labels, const, kernel, top, threads=No
     def consume(lo, hi, blk):
         nearest_by_segments_top(blk, seg, inv_counts, cmask, near[lo:hi], dist[lo:hi])
 
-    if A.prefers_dense() and P.prefers_dense():
+    def consume_sums(lo, hi, sums):
+        nearest_by_sums_top(sums, extra, inv_counts, cmask, near[lo:hi], dist[lo:hi])
+
+    dense = A.prefers_dense() and P.prefers_dense()
+    extra = counts * float(kernel.kbias)
+    if dense and kernel.ktype == RBF and rbf_pieces32(A, rows_a, P, pts, seg, kernel,
+                                                      consume_sums, threads):
+        return near, dist
+    if dense:
         dense_pieces(A, rows_a, P, pts, kernel, consume, threads)
     else:
         chunk = max(64, int(mem_mb * (1 << 20) / 8 / max(1, len(pts))))

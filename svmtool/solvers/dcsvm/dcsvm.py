@@ -48,6 +48,7 @@ of Lemma 1.  Per level the report holds: clusters, clustering time, training tim
 objective (and with ``--test`` the accuracy of that level's early-prediction model).
 """
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -56,7 +57,7 @@ import numpy as np
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.ops.rows import take_rows
-from svmtool.solvers.kernel.kernel_cd import solve
+from svmtool.solvers.kernel.kernel_cd import CacheArena, solve
 from svmtool.solvers.dcsvm.dcsvm_conquer import conquer, result_fields
 from svmtool.solvers.dcsvm.kmeans import coarsen, two_step
 
@@ -179,13 +180,17 @@ class _Run:
         groups = [np.flatnonzero(cl.assign == c) for c in range(cl.nr_cluster)]
         sub_mb = max(1.0, self.cache_mb / self.threads)
         X, y, C, alpha = self.X, self.y, self.C, self.alpha
+        arenas = threading.local()          # one row cache memory per thread, reused
 
         def run(rows):
             if len(rows) == 0:
                 return rows, None
+            arena = getattr(arenas, "arena", None)
+            if arena is None:
+                arena = arenas.arena = CacheArena()
             r = solve(take_rows(X, rows), y[rows], C[rows], self.kernel, eps=self.level_eps,
                       init_alpha=alpha[rows], shrinking=self.shrinking, cache_mb=sub_mb,
-                      threads=1, deadline=self.deadline)
+                      threads=1, deadline=self.deadline, arena=arena)
             return rows, r
 
         order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
