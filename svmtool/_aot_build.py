@@ -100,6 +100,9 @@ def workloads(data, folder):
         ["train", data["multi"], m],
         ["train", "-s", "dcsvm", "--early", "-g", "0.5", b, m],
         ["predict", b, m, os.path.join(folder, "out")],
+        # more than two classes: one clustering for all pairs, each cluster's pairs at once
+        ["train", "-s", "dcsvm", "--early", "-g", "0.5", data["multi"], m],
+        ["predict", data["multi"], m, os.path.join(folder, "out")],
         ["train", cache["binary"], m],
         ["train", "-v", "5", b],
         ["svm-train", "-c", "32", "-g", "2", "-m", "1000", b, m],

@@ -39,6 +39,8 @@ CASES = [
     ("train", "multi", ["-s", "ocas-mc"]),
     ("train", "binary-3000", ["-s", "c_svc", "-g", "0.5"]),
     ("train", "binary", ["-s", "dcsvm", "-g", "0.5"]),
+    ("train", "binary", ["-s", "dcsvm", "--early", "-g", "0.5"]),
+    ("train", "multi", ["-s", "dcsvm", "--early", "-g", "0.5"]),
     ("svm-train", "multi-3000", ["-c", "4", "-g", "0.5"]),
     ("svm-train", "regression-3000", ["-s", "3", "-g", "0.5"]),
     ("svm_perf_learn", "binary", ["-c", "325.61", "-e", "0.1", "--b", "0"]),
@@ -71,13 +73,17 @@ def test_twins_train_the_models_numba_trains(data, tmp_path, command, which, opt
     assert models["aot"] == models["jit"]
 
 
-def test_predictions_are_the_same(data, tmp_path):
+@pytest.mark.parametrize("which,options", [
+    ("binary-3000", ["-s", "c_svc", "-g", "0.5"]),
+    ("multi", ["-s", "dcsvm", "--early", "-g", "0.5"]),     # nearest centres, local models
+])
+def test_predictions_are_the_same(data, tmp_path, which, options):
     model = tmp_path / "m"
-    _run(["train", "-s", "c_svc", "-g", "0.5", data["binary-3000"], model], ENV_JIT)
+    _run(["train", *options, data[which], model], ENV_JIT)
     got = {}
     for mode, env in (("jit", ENV_JIT), ("aot", None)):
         out = tmp_path / f"{mode}.out"
-        _run(["predict", data["binary"], model, out], env)
+        _run(["predict", data[which.split("-")[0]], model, out], env)
         got[mode] = out.read_bytes()
     assert got["aot"] == got["jit"]
 
@@ -94,6 +100,7 @@ print(rc, 'numba' in sys.modules, 'llvmlite' in sys.modules)
     ["svm-train", "-c", "32", "-g", "2", "-m", "1000"],
     ["train", "-c", "1000", "-e", "0.001"],
     ["train", "-s", "ocas"],
+    ["train", "-s", "dcsvm", "--early", "-g", "0.5"],
 ])
 def test_main_commands_never_import_numba(data, tmp_path, args):
     """A 1.5 MB text file (the jitted reader's size) trained by whole commands in a fresh
