@@ -626,27 +626,32 @@ def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
     Bp[n_buf] = -g
     Bp[n_buf + 1] = -g * np.einsum("ij,ij->i", Z, Z)
     n = len(rows_a)
-    Ap = np.empty((n, n_buf + 2), dtype=np.float32)
-    Xc = Da[rows_a]
-    Xc -= mu
-    Ap[:, :n_buf] = Xc
-    Ap[:, n_buf] = np.einsum("ij,ij->i", Xc, Xc)
-    Ap[:, n_buf + 1] = 1.0
-    del Xc
     kk = len(seg) - 1
-    # pieces of float32 values: twice dense_pieces' count in the same bytes; the work between
-    # two pieces is Python's, which holds the GIL, so fewer pieces let the threads run apart
+    # pieces of float32 values: twice dense_pieces' count in the same bytes
     step = max(8, 2 * _PIECE_VALUES // max(m, 1))
+    # the rows' augmented float32 copies are made by numpy a chunk of pieces at a time: numpy
+    # holds the GIL, so few and large steps let the threads run apart, the copies stay in the
+    # core's cache and their memory bounded (120,000 rows against 1,000 points on two threads:
+    # 0.31 s augmenting each piece, 0.22 s all rows at once, 0.14-0.17 s by chunks)
+    chunk = 32 * step
     t = min(n_threads(threads), max(1, n // (4 * step)))
     bounds = np.linspace(0, n, t + 1).astype(np.int64)
 
     def part(k):
         blk = np.empty((step, m), dtype=np.float32)
         sums = np.empty((step, kk))
-        for lo in range(bounds[k], bounds[k + 1], step):
-            hi = min(bounds[k + 1], lo + step)
-            np.dot(Ap[lo:hi], Bp, out=blk[:hi - lo])
-            consume(lo, hi, rbf_segment_sums32(blk[:hi - lo], seg, sums[:hi - lo]))
+        Ap = np.empty((chunk, n_buf + 2), dtype=np.float32)
+        for c0 in range(bounds[k], bounds[k + 1], chunk):
+            c1 = min(bounds[k + 1], c0 + chunk)
+            Xc = Da[rows_a[c0:c1]]
+            Xc -= mu
+            Ap[:c1 - c0, :n_buf] = Xc
+            Ap[:c1 - c0, n_buf] = np.einsum("ij,ij->i", Xc, Xc)
+            Ap[:c1 - c0, n_buf + 1] = 1.0
+            for lo in range(c0, c1, step):
+                hi = min(c1, lo + step)
+                np.dot(Ap[lo - c0:hi - c0], Bp, out=blk[:hi - lo])
+                consume(lo, hi, rbf_segment_sums32(blk[:hi - lo], seg, sums[:hi - lo]))
 
     with blas_single_thread() as single:
         if t <= 1 or not single:        # (a BLAS that keeps its own threads: one piece at a time)
