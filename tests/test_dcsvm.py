@@ -307,7 +307,7 @@ def test_single_precision_exp_against_numpy():
     """The float32 exp of the rbf sums: relative error within 2e-7 of the double precision exp
     over the whole range of exponents it keeps, 0 for positive arguments' clip (exp(0) = 1),
     and the smallest normal float32 from -87 down."""
-    from svmtool.ops.kernels import exp_nonpositive32
+    from svmtool.ops.kernels32 import exp_nonpositive32
 
     x = np.concatenate([-np.linspace(0.0, 87.0, 200_001), [-1e-30, -0.5, 3.0, -300.0]])
     x32 = x.astype(np.float32)
@@ -320,12 +320,12 @@ def test_single_precision_exp_against_numpy():
 
 @pytest.mark.parametrize("scale, single", [(1.0, True), (1e16, False)])
 def test_rbf_nearest_centre_single_precision_and_its_limit(scale, single, monkeypatch):
-    """Dense rbf rows are assigned from float32 kernel sums (ops.kernels.rbf_pieces32): the
+    """Dense rbf rows are assigned from float32 kernel sums (ops.kernels32.rbf_pieces32): the
     same nearest centres as a double precision numpy computation on rows of norm about 10
     (ijcnn1's scale: gamma |x|^2 up to 20), two threads, small pieces, a kernel bias; values
     too large for single precision take the double precision path (then the distances agree to
     1e-10), and the float32 path is not entered at all."""
-    import svmtool.ops.kernels as kmod
+    import svmtool.ops.kernels32 as kmod
     from svmtool.ops.centres import nearest_centres
 
     calls = []

@@ -169,7 +169,7 @@ def test_nearest_centres_against_numpy(sparse):
     D = cl.const[None] - 2 * S
     want = np.argsort(D, axis=1, kind="stable")[:, :3]
     np.testing.assert_array_equal(near, want)
-    # dense rbf rows: the kernel sums in single precision (ops.kernels.rbf_pieces32), so the
+    # dense rbf rows: the kernel sums in single precision (ops.kernels32.rbf_pieces32), so the
     # distances to within a few float32 ulps of values about 1; sparse rows: double precision
     tol = dict(rtol=1e-10, atol=1e-12) if sparse else dict(rtol=0.0, atol=4e-6)
     np.testing.assert_allclose(dist, np.take_along_axis(D, want, 1), **tol)

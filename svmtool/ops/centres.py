@@ -9,7 +9,8 @@ early-prediction model (a model type) both assign rows this way, so it lives her
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import RBF, dense_pieces, kernel_block_threads, rbf_pieces32
+from svmtool.ops.kernels import RBF, dense_pieces, kernel_block_threads
+from svmtool.ops.kernels32 import rbf_pieces32
 
 
 @njit(inline="always")
