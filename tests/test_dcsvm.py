@@ -124,10 +124,38 @@ def test_conquer_from_a_poor_start_meets_eps_on_every_row():
     assert len(info["rounds"]) >= 2                 # violators outside W had to join
     Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
     np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-9)   # G exact on all rows
+    assert not info["gradient_error"].any()         # (eps below SINGLE_MIN_EPS: in double)
     f, _, viol = result_fields(alpha, G, C, 1e-6)
     assert viol <= 1e-6
     f_ref = objective(Q, dense_qp(Q, 4.0, iters=6000))
     assert abs(f - f_ref) <= 1e-6 * abs(f_ref)
+
+
+def test_conquer_single_precision_expansions_within_their_bound():
+    """At eps >= SINGLE_MIN_EPS the expansions of dense rbf rows take float32 exponentials:
+    G outside W within the bound the conquer step keeps (0 on W), the reported violation that
+    bound's worst case, and the exact gradient's projected violation within eps on every row
+    (the certificate holds for the true gradient, not only the approximate one)."""
+    from svmtool.solvers.dcsvm.dcsvm_conquer import SINGLE_MIN_EPS, conquer, result_fields
+
+    prob = moons(800, seed=5)
+    X = Rows.of(prob)
+    k = Kernel(2, 2.0, kbias=1.0)
+    C = np.full(prob.n_rows, 32.0)
+    alpha = np.where(np.arange(prob.n_rows) % 5 == 0, 8.0, 0.0)
+    eps = SINGLE_MIN_EPS
+    last, G, info = conquer(X, prob.y, C, k, alpha, eps=eps, threads=2)
+    Q = np.outer(prob.y, prob.y) * numpy_kernel(prob.X.toarray(), prob.X.toarray(), k)
+    exact = Q @ alpha - 1.0
+    E = info["gradient_error"]
+    assert E.max() > 0 and not E[alpha > 0].any()
+    assert np.all(np.abs(G - exact) <= E + 1e-12)
+    assert np.abs(G - exact).max() > 1e-12               # single precision was used
+    f, _, viol = result_fields(alpha, G, C, eps, E)
+    assert viol <= eps
+    pg = np.where(alpha <= 0, np.minimum(exact, 0),
+                  np.where(alpha >= C, np.maximum(exact, 0), exact))
+    assert np.abs(pg).max() <= eps + 1e-9
 
 
 def test_conquer_from_zero_meets_eps_although_w_is_every_row():

@@ -97,6 +97,42 @@ def test_expansion_in_chunks_matches_numpy():
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("dense", [True, False])
+def test_single_precision_expansion_within_its_bound(dense, monkeypatch):
+    """ops.kernels32.expansion32: for dense rbf rows the exponentials in float32, the sums in
+    double: within the bound it returns of the double precision numpy value, the bound about
+    1e-7 of sum |coef| K (rows at ijcnn1's scale, gamma 2, a kernel bias,
+    far rows whose exponents are below float32's -87, small pieces on two threads); sparse
+    rows go to kernel_expansion in double (bound 0)."""
+    from svmtool.ops import kernels32
+
+    monkeypatch.setattr(kernels32, "_PIECE_VALUES32", 7 * 80)
+    rng = np.random.default_rng(3)
+    Ad = rng.uniform(-1.0, 1.0, size=(700, 22))
+    Ad[:50] *= 20.0                                  # exponents far below -87
+    Bd = rng.uniform(-1.0, 1.0, size=(80, 22))
+    if not dense:
+        Ad[rng.random(Ad.shape) < 0.9] = 0.0
+        Bd[rng.random(Bd.shape) < 0.9] = 0.0
+    A, B = Rows.of(sp.csr_matrix(Ad)), Rows.of(sp.csr_matrix(Bd))
+    assert A.prefers_dense() == dense
+    k = Kernel(2, 2.0, 0.0, 3, 0.25)
+    coef = rng.uniform(-32.0, 32.0, 80)
+    got, err = kernels32.expansion32(A, np.arange(700), B, np.arange(80), coef, k, threads=2)
+    Kx = numpy_kernel(Ad, Bd, k)
+    want = Kx @ coef
+    if not dense:
+        assert not err.any()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+        return
+    diff = np.abs(got - want)
+    assert np.all(diff <= err + 1e-12) and diff.max() > 0
+    # the bound: 1.5e-7 of each |coef| K, plus 6e-8 |s| K for the exponent s's rounding, at
+    # most 6e-8 / e of |coef| (s e^s <= 1/e)
+    assert np.all(err <= 1.6e-7 * (np.abs(coef) * (Kx - k.kbias)).sum(1)
+                  + 2.3e-8 * np.abs(coef).sum())
+
+
 def test_expansion_over_no_support_vector_is_zero():
     """A model without support vectors (a cross-validation fold of nu-SVC's -b 1 can give one)
     scores every row 0, for a vector or a matrix of coefficients."""

@@ -484,47 +484,55 @@ def finish_kernel(x, kernel: Kernel):
     return x
 
 
-def dense_pieces(A, rows_a, B, rows_b, kernel: Kernel, consume, threads=None):
+def dense_pieces(A, rows_a, B, rows_b, kernel: Kernel, consume, threads=None, finish=True,
+                 piece_values=None):
     """Call ``consume(lo, hi, block)`` with block = K(A[rows_a[lo:hi]], B[rows_b]) for pieces of
-    rows covering rows_a, over dense copies of the rows, pieces shared among threads.
+    rows covering rows_a, over dense copies of the rows, pieces shared among threads (with
+    ``finish=False`` the kernel's inner arguments, see :func:`augmented_rows`), pieces of about
+    ``piece_values`` values (default ``_PIECE_VALUES``).
 
     ``block`` is a work array reused for the next piece of the same thread: consume it at once.
     """
     n_buf = max(A.n_features, B.n_features, 1)
     Da, Db = A.dense(n_buf), B.dense(n_buf)
+    sq = A.sq
     rows_a = np.asarray(rows_a, dtype=np.int64)
     rows_b = np.asarray(rows_b, dtype=np.int64)
     Bp = augmented_rows(Db[rows_b], B.sq[rows_b], "b", kernel)
     BpT = np.ascontiguousarray(Bp.T)
     n, m = len(rows_a), len(rows_b)
-    step = max(8, _PIECE_VALUES // max(m, 1))
-    t = min(n_threads(threads), max(1, n // (4 * step)))
-    # the pieces are small: BLAS on one thread, ours share the cores (several solvers may be
-    # running at once in threads too, e.g. DC-SVM's clusters); a BLAS with threads of its own
-    # that cannot be told otherwise gets the cores to itself
-    with blas_single_thread() as single:
-        _run_pieces(Da, A.sq, rows_a, BpT, kernel, consume, step, t if single else 1)
+    step = max(8, (piece_values or _PIECE_VALUES) // max(m, 1))
 
-
-def _run_pieces(Da, sq, rows_a, BpT, kernel, consume, step, t):
-    n, m = len(rows_a), BpT.shape[1]
-    bounds = np.linspace(0, n, t + 1).astype(np.int64)
-
-    def part(k):
+    def part(start, stop):
         buf = np.empty((step, m))
-        for lo in range(bounds[k], bounds[k + 1], step):
-            hi = min(bounds[k + 1], lo + step)
+        for lo in range(start, stop, step):
+            hi = min(stop, lo + step)
             r = rows_a[lo:hi]
             Ap = augmented_rows(Da[r], sq[r], "a", kernel)
             blk = buf[:hi - lo]
             np.dot(Ap, BpT, out=blk)
-            consume(lo, hi, finish_kernel(blk, kernel))
+            consume(lo, hi, finish_kernel(blk, kernel) if finish else blk)
 
-    if t <= 1:
-        part(0)
-    else:
-        with ThreadPoolExecutor(t) as ex:
-            list(ex.map(part, range(t)))
+    row_ranges_on_threads(n, min(n_threads(threads), max(1, n // (4 * step))), part)
+
+
+def row_ranges_on_threads(n, t, part):
+    """Run ``part(start, stop)`` over t contiguous ranges covering range(n), one thread each.
+
+    The parts call numpy's BLAS on pieces small enough for a core's cache: BLAS is kept to one
+    thread meanwhile, and ours share the cores (several solvers may be running at once in
+    threads too, e.g. DC-SVM's clusters).  A BLAS with threads of its own that cannot be told
+    otherwise gets the cores to itself: one range, on the calling thread.
+    """
+    with blas_single_thread() as single:
+        if not single:
+            t = 1
+        bounds = np.linspace(0, n, max(1, t) + 1).astype(np.int64)
+        if t <= 1:
+            part(0, n)
+        else:
+            with ThreadPoolExecutor(t) as ex:
+                list(ex.map(part, bounds[:-1], bounds[1:]))
 
 
 def kernel_expansion(A, rows_a, B, rows_b, coef, kernel: Kernel, threads=None, mem_mb=64.0):

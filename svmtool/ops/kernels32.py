@@ -1,21 +1,23 @@
-"""rbf kernel values in single precision, for the values that only choose: the nearest cluster
+"""rbf kernel values in single precision where LIBSVM too would use floats: the nearest cluster
 centre of DC-SVM's clustering pass and of its early model
-(:func:`svmtool.ops.centres.nearest_centres`).
+(:func:`svmtool.ops.centres.nearest_centres`), and the gradient expansions of DC-SVM's conquer
+step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`).
 
-LIBSVM keeps its kernel values in floats; svmtool's solvers keep theirs in doubles, but a
-nearest centre compares sums of kernel values whose float32 error (about 1e-5 relative at
-most) only matters for rows at a tie, and single precision halves the work: eight vector lanes
+LIBSVM keeps its kernel values in floats (Qfloat) and adds them into a double gradient;
+svmtool's solvers keep theirs in doubles.  A nearest centre compares sums of kernel values
+whose float32 error (about 1e-5 relative at most) only matters for rows at a tie, and the
+conquer step's expansions only decide which rows join the working set (their sums are taken in
+double, as LIBSVM's gradient updates); single precision halves the work: eight vector lanes
 instead of four and a shorter exp polynomial.
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.blas import blas_single_thread
-from svmtool.ops.kernels import _PIECE_VALUES, n_threads
+from svmtool.ops.kernels import (_PIECE_VALUES, RBF, dense_pieces, kernel_expansion, n_threads,
+                                 row_ranges_on_threads)
 
 # exp in single precision: exponents clipped to [-87, 0] (exp(-87) = 1.6e-38, the smallest normal
 # float32 is 1.2e-38), 2^k split off, exp(r) for |r| <= ln(2)/2 by its Taylor polynomial of
@@ -79,24 +81,71 @@ def rbf_segment_sums32(block, seg, out):
     return out
 
 
-# rbf values in single precision (see rbf_pieces32) need float32 to hold the exponent's terms
-# (squared norms, gamma, and their products) with a wide margin: float32 holds 1.2e-38 to 3.4e38
+@njit(fastmath=True)
+def _narrow(src, dst):
+    """dst = float32(max(src, -87)): exponents of rbf values, clipped where exp_nonpositive32
+    would clip them (before the conversion, which would make -1e300 an infinity)."""
+    for u in range(src.shape[0]):
+        dst[u] = np.float32(max(src[u], -87.0))
+
+
+# a bound on |exp32(float32(s)) - exp(s)| / exp32(float32(s)) for an exponent s <= 0 (in double):
+# _EXP32_REL (exp_nonpositive32's error, measured below 8e-8, with a margin for its last
+# roundings) + _ROUND_REL |s| (the exponent's rounding to float32 moves exp(s) by a factor
+# exp(s delta), |delta| <= 2^-24, |s delta| <= 5.2e-6 over [-87, 0]); below exp(-87) = 1.6e-38
+# the value is clipped: _EXP32_ABS
+_EXP32_REL = 1.5e-7
+_ROUND_REL = 6.0e-8
+_EXP32_ABS = 2e-38
+
+
+@njit(fastmath=True)
+def _dots_bounded(row, block_row, coef, acoef, out, err, r):
+    """out[r] = sum of row[u] coef[u] (float32 values widened, in double); err[r] = the bound
+    of its error against exact exponentials (see _EXP32_REL)."""
+    s = 0.0
+    e = 0.0
+    for u in range(row.shape[0]):
+        kv = np.float64(row[u])
+        s += kv * coef[u]
+        e += (kv * (_EXP32_REL + _ROUND_REL * abs(block_row[u])) + _EXP32_ABS) * acoef[u]
+    out[r] = s
+    err[r] = e
+
+
+@njit
+def rbf_dot_exp32(block, coef, out, err):
+    """For every row r of ``block`` (double exponents -gamma |x - z|^2, any sign):
+    out[r] = sum over u of exp(min(block[r, u], 0)) * coef[u], the exponentials in single
+    precision, the sum in double; err[r] bounds |out[r] - the sum with exact exponentials|
+    (each value's error by _EXP32_REL and _ROUND_REL, 1e-7 relative where the value is near 1,
+    weighted by |coef|; the double sums' own rounding, some 1e-16 relative, left out)."""
+    m = block.shape[1]
+    row = np.empty(m, dtype=np.float32)
+    bits = np.empty(m, dtype=np.int32)
+    acoef = np.abs(coef)
+    for r in range(block.shape[0]):
+        _narrow(block[r], row)
+        exp_nonpositive32(row, m, bits)
+        _dots_bounded(row, block[r], coef, acoef, out, err, r)
+
+
+# rbf values in single precision need float32 to hold the exponent's terms (squared norms,
+# gamma, and their products) with a wide margin: float32 holds 1.2e-38 to 3.4e38
 _F32_SAFE = 1e30
 
 
-def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
-    """Call ``consume(lo, hi, sums)`` with sums[r, c] = sum over the points u of segment c of
-    exp(-gamma |x - p_u|^2), x = A[rows_a[lo + r]], p_u = P[points[u]] (the kernel bias not
-    added), for pieces of rows covering rows_a; False (nothing done) when the values are too
-    large for single precision.
+def rbf_blocks32(A, rows_a, P, points, kernel, consume, threads=None):
+    """Call ``consume(lo, hi, block)`` with block[r, u] = -gamma |x - p_u|^2 in float32,
+    x = A[rows_a[lo + r]], p_u = P[points[u]], for pieces of rows covering rows_a, pieces
+    shared among threads (``block`` is reused: consume it at once); False (nothing done) when
+    the values are too large for single precision.
 
-    The nearest centre compares such sums; they are computed in single precision, as LIBSVM
-    holds its kernel values (Qfloat): rows and points translated by the points' mean (distances
-    do not change, the terms of the expansion |x|^2 + |p|^2 - 2 x'p shrink), one float32 BLAS
-    product of augmented rows a piece (as :func:`svmtool.ops.kernels.dense_pieces` in double),
-    then exp and the segment sums in one jitted pass.  The sums' relative error is about 1e-5
-    at most where gamma |x|^2 is about 10; DC-SVM's clustering pass (120,000 rows against 1,000
-    points, two threads) took 0.42-0.45 s in double precision, 0.14-0.17 s this way."""
+    Rows and points are translated by the points' mean (distances do not change, the terms of
+    the expansion |x|^2 + |p|^2 - 2 x'p shrink), then one float32 BLAS product of augmented
+    rows a piece (as :func:`svmtool.ops.kernels.dense_pieces` in double).  The exponent's error
+    is about 1e-7 of gamma |x - mu|^2: a relative error of about 1e-6 in the kernel values of
+    ijcnn1 at gamma 2."""
     n_buf = max(A.n_features, P.n_features, 1)
     g = float(kernel.gamma)
     amax = float(np.abs(A.data).max()) if len(A.data) else 0.0
@@ -115,23 +164,20 @@ def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
     Bp[n_buf] = -g
     Bp[n_buf + 1] = -g * np.einsum("ij,ij->i", Z, Z)
     n = len(rows_a)
-    kk = len(seg) - 1
     # pieces of float32 values: twice dense_pieces' count in the same bytes
     step = max(8, 2 * _PIECE_VALUES // max(m, 1))
     # the rows' augmented float32 copies are made by numpy a chunk of pieces at a time: numpy
     # holds the GIL, so few and large steps let the threads run apart, the copies stay in the
-    # core's cache and their memory bounded (120,000 rows against 1,000 points on two threads:
-    # 0.31 s augmenting each piece, 0.22 s all rows at once, 0.14-0.17 s by chunks)
+    # core's cache and their memory bounded (the clustering pass, 120,000 rows against 1,000
+    # points on two threads: 0.31 s augmenting each piece, 0.22 s all rows at once, 0.14-0.17 s
+    # by chunks)
     chunk = 32 * step
-    t = min(n_threads(threads), max(1, n // (4 * step)))
-    bounds = np.linspace(0, n, t + 1).astype(np.int64)
 
-    def part(k):
+    def part(start, stop):
         blk = np.empty((step, m), dtype=np.float32)
-        sums = np.empty((step, kk))
         Ap = np.empty((chunk, n_buf + 2), dtype=np.float32)
-        for c0 in range(bounds[k], bounds[k + 1], chunk):
-            c1 = min(bounds[k + 1], c0 + chunk)
+        for c0 in range(start, stop, chunk):
+            c1 = min(stop, c0 + chunk)
             Xc = Da[rows_a[c0:c1]]
             Xc -= mu
             Ap[:c1 - c0, :n_buf] = Xc
@@ -140,13 +186,58 @@ def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
             for lo in range(c0, c1, step):
                 hi = min(c1, lo + step)
                 np.dot(Ap[lo - c0:hi - c0], Bp, out=blk[:hi - lo])
-                consume(lo, hi, rbf_segment_sums32(blk[:hi - lo], seg, sums[:hi - lo]))
+                consume(lo, hi, blk[:hi - lo])
 
-    with blas_single_thread() as single:
-        if t <= 1 or not single:        # (a BLAS that keeps its own threads: one piece at a time)
-            for k in range(t):
-                part(k)
-        else:
-            with ThreadPoolExecutor(t) as ex:
-                list(ex.map(part, range(t)))
+    row_ranges_on_threads(n, min(n_threads(threads), max(1, n // (4 * step))), part)
     return True
+
+
+def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
+    """Call ``consume(lo, hi, sums)`` with sums[r, c] = sum over the points u of segment c of
+    exp(-gamma |x - p_u|^2), x = A[rows_a[lo + r]], p_u = P[points[u]] (the kernel bias not
+    added), for pieces of rows covering rows_a; False (nothing done) when the values are too
+    large for single precision (see :func:`rbf_blocks32`).
+
+    The nearest centre compares such sums; exp and the segment sums are one jitted pass over
+    each float32 piece.  The sums' relative error is about 1e-5 at most where gamma |x|^2 is
+    about 10; DC-SVM's clustering pass (120,000 rows against 1,000 points, two threads) took
+    0.42-0.45 s in double precision, 0.14-0.17 s this way."""
+    kk = len(seg) - 1
+
+    def sums(lo, hi, blk):
+        consume(lo, hi, rbf_segment_sums32(blk, seg, np.empty((hi - lo, kk))))
+
+    return rbf_blocks32(A, rows_a, P, points, kernel, sums, threads)
+
+
+# the expansions' pieces: twice dense_pieces' (fewer pieces, less Python between them under the
+# GIL; the exponentials' work is a third of the double ones', so that overhead shows)
+_PIECE_VALUES32 = 2 * _PIECE_VALUES
+
+
+def expansion32(A, rows_a, B, rows_b, coef, kernel, threads=None, mem_mb=64.0):
+    """(out, err): out = K(A[rows_a], B[rows_b]) @ coef for a vector ``coef``, err a bound on
+    each out value's error from single precision (zeros where none is used).
+
+    For the rbf kernel on dense rows the exponents are computed in double (one BLAS product a
+    piece, :func:`svmtool.ops.kernels.dense_pieces`), the exponentials in single precision and
+    their sum in double, as LIBSVM adds its float kernel values into a double gradient: about
+    1e-7 relative error a value, in about a third of the double exp's time (:func:`rbf_dot_exp32`
+    bounds the sum's error).  Other kernels and sparse rows:
+    :func:`svmtool.ops.kernels.kernel_expansion` in double."""
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    if not (kernel.ktype == RBF and A.prefers_dense() and B.prefers_dense() and len(rows_a)
+            and len(rows_b)):
+        out = kernel_expansion(A, rows_a, B, rows_b, coef, kernel, threads, mem_mb)
+        return out, np.zeros(len(out))
+    out = np.empty(len(rows_a))
+    err = np.empty(len(rows_a))
+
+    def dots(lo, hi, blk):
+        rbf_dot_exp32(blk, coef, out[lo:hi], err[lo:hi])
+
+    dense_pieces(A, rows_a, B, rows_b, kernel, dots, threads, finish=False,
+                 piece_values=_PIECE_VALUES32)
+    if kernel.kbias != 0.0:
+        out += float(kernel.kbias) * coef.sum()
+    return out, err

@@ -325,7 +325,7 @@ def _conquered(run, stats, callback):
     else:
         alpha, C, eps = run.alpha, run.C, run.eps
         last, G, info = conquer(run.X, run.y, C, run.kernel, alpha, **kw)
-        f, primal, viol = result_fields(alpha, G, C, eps)
+        f, primal, viol = result_fields(alpha, G, C, eps, info["gradient_error"])
         converged = bool(last.converged and viol <= eps)
         extra = dict(last.extra, pg_violation=viol, objective=f, gradient=G,
                      n_bounded_sv=int(np.count_nonzero(alpha >= C)), rounds=info["rounds"])

@@ -22,6 +22,15 @@ by the expansions (one over the starting support vectors, then one over the move
 round), each split over threads in cache-sized pieces: this replaces the shrinking, unshrinking
 and gradient rebuilds of a plain solve started from alpha, whose cost was dominated by kernel rows
 over tens of thousands of rows that were never going to move.
+
+For the rbf kernel on dense rows (and eps >= SINGLE_MIN_EPS) the expansions take their
+exponentials in single precision
+(:func:`svmtool.ops.kernels32.expansion32`, as LIBSVM keeps its kernel values in floats), with a
+bound E_i on the error they leave in G_i: a row counts as a violator when G_i - E_i < -eps (it
+may be one), so the rows left outside W meet the stopping rule for certain, and the violation
+reported is that bound's worst case.  (ijcnn1's 120,000-row split: E up to 3e-4, the actual
+error up to 3.5e-5, the model the same as with double precision expansions; the expansions
+about 1.6x faster.)
 """
 
 import time
@@ -29,6 +38,7 @@ import time
 import numpy as np
 
 from svmtool.ops.kernels import kernel_expansion
+from svmtool.ops.kernels32 import expansion32
 from svmtool.ops.rows import take_rows
 from svmtool.solvers.kernel.kernel_cd import objectives, solve
 
@@ -44,12 +54,17 @@ MAX_ROUNDS = 50
 # the first round solved to eps and 36.0k at 10 eps)
 FIRST_ROUND_EPS = 100.0
 FIRST_ROUND_TOL = 0.1
+# the expansions take single precision exponentials when eps is at least this: their error
+# bound (about 1e-7 of the sum of |coef| K, 1e-4 to 1e-3 on ijcnn1 at C 32) is then mostly
+# below eps; a tighter eps would count many rows as possible violators for that bound alone
+SINGLE_MIN_EPS = 1e-4
 
 
 def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, threads=None,
             deadline=None, max_steps=None, callback=None):
     """Solve the whole problem from ``alpha`` (updated in place); returns (result of the last
-    restricted solve, full gradient G, statistics of the rounds)."""
+    restricted solve, full gradient G, statistics of the rounds); the statistics'
+    ``gradient_error`` bounds |G_i - the exact gradient| (0 in W)."""
     n = len(y)
     mem = min(64.0, cache_mb)
     in_w = alpha > 0
@@ -57,6 +72,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         in_w[:] = True
     W = np.flatnonzero(in_w)
     G = np.empty(n)
+    E = np.zeros(n)     # bound on the error of G outside W (single precision expansions)
     rounds = []
     steps = 0
     last = None
@@ -73,6 +89,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         steps += r.iterations
         alpha[W] = r.alpha
         G[W] = r.extra["gradient"]
+        E[W] = 0.0
         t1 = time.perf_counter()
         out = np.flatnonzero(~in_w)
         if len(out) == 0:
@@ -90,11 +107,16 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
             src = np.flatnonzero(delta != 0.0)
             coef = delta[src] * y[src]
         if len(src):
-            G[out] += y[out] * kernel_expansion(X, out, X, src, coef, kernel, threads, mem)
+            if eps >= SINGLE_MIN_EPS:
+                vals, err = expansion32(X, out, X, src, coef, kernel, threads, mem)
+                E[out] += err
+            else:
+                vals = kernel_expansion(X, out, X, src, coef, kernel, threads, mem)
+            G[out] += y[out] * vals
         base = alpha.copy()
         t2 = time.perf_counter()
         g_out = G[out]
-        viol = out[g_out < -eps]
+        viol = out[g_out - E[out] < -eps]
         rounds.append({"round": rnd, "rows": len(W), "solve": t1 - t0, "expansion": t2 - t1,
                        "moved": int(len(src)), "added": int(len(viol)),
                        "steps": r.iterations})
@@ -108,11 +130,13 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         in_w[viol] = True
         in_w[near] = True
         W = np.flatnonzero(in_w)
-    return last, G, {"rounds": rounds, "steps": steps}
+    return last, G, {"rounds": rounds, "steps": steps, "gradient_error": E}
 
 
-def result_fields(alpha, G, C, eps):
-    """(dual f(alpha), primal, max |PG|) over all rows from the exact gradient G."""
-    pg = np.where(alpha <= 0, np.minimum(G, 0), np.where(alpha >= C, np.maximum(G, 0), G))
+def result_fields(alpha, G, C, eps, err=None):
+    """(dual f(alpha), primal, max |PG|) over all rows from the gradient G; with ``err`` (a
+    bound on G's error, nonzero only where alpha is 0) the violation's worst case."""
+    low = G if err is None else G - err
+    pg = np.where(alpha <= 0, np.minimum(low, 0), np.where(alpha >= C, np.maximum(G, 0), G))
     dual, primal = objectives(alpha, G, C)
     return dual, primal, float(np.abs(pg).max()) if len(pg) else 0.0
