@@ -98,8 +98,10 @@ def first_line(text):
     return 1, ""
 
 
-def sv_lines(rows, prefixes):
-    """One line per row: prefix, then index:value pairs (1-based), %.17g.
+def sv_lines(rows, prefixes, value_fmt="%.17g"):
+    """One line per row: prefix, then index:value pairs (1-based), values by ``value_fmt``
+    (``%.17g``; ``%r``, the shortest text that reads back the same double, is shorter and
+    faster for values read from text).
 
     All rows in one formatting operation (one format string, one flat tuple): the per-value
     generator and join it replaces took 1.7x as long (0.09 s for the 4,300 rows of an ijcnn1
@@ -115,8 +117,8 @@ def sv_lines(rows, prefixes):
     flat = [None] * (2 * (hi - lo))
     flat[0::2] = (ix[lo:hi].astype(np.int64) + 1).tolist()
     flat[1::2] = dt[lo:hi].tolist()
-    fmt = "\n".join(pre.replace("%", "%%") + " " + "%d:%.17g " * k
-                    for pre, k in zip(prefixes, lens))
+    pair = "%d:" + value_fmt + " "
+    fmt = "\n".join(pre.replace("%", "%%") + " " + pair * k for pre, k in zip(prefixes, lens))
     return (fmt % tuple(flat)).split("\n")
 
 
