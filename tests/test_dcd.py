@@ -532,7 +532,11 @@ def test_binary_values_take_the_unit_loop_bit_identical(loss, liblinear_rng, mon
     kw = dict(eps=1e-3, max_iter=400, liblinear_rng=liblinear_rng)
     jit = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="jit"), **kw)
     assert flags and all(f is True for f in flags) and jit.iterations > 5
+    asked = []
+    monkeypatch.setattr(dcd, "_all_ones", lambda d, *a: asked.append(1) or True)
     py = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="python"), **kw)
+    assert asked == []          # the python engine never asks; the jitted loop asks once a fit
+    monkeypatch.undo()
     assert_same_result(py, jit)
     monkeypatch.setattr(J, "_dcd_iterations", lambda *a: real(*a[:-1], False))
     general = run(X, y, 2.0, loss=loss, C_neg=0.7, dcd=DcdParams(engine="jit"), **kw)

@@ -114,16 +114,16 @@ def _dots_bounded(row, block_row, coef, acoef, out, err, r):
 
 
 @njit
-def rbf_dot_exp32(block, coef, out, err):
+def rbf_dot_exp32(block, coef, acoef, out, err):
     """For every row r of ``block`` (double exponents -gamma |x - z|^2, any sign):
     out[r] = sum over u of exp(min(block[r, u], 0)) * coef[u], the exponentials in single
     precision, the sum in double; err[r] bounds |out[r] - the sum with exact exponentials|
     (each value's error by _EXP32_REL and _ROUND_REL, 1e-7 relative where the value is near 1,
-    weighted by |coef|; the double sums' own rounding, some 1e-16 relative, left out)."""
+    weighted by ``acoef`` = |coef|; the double sums' own rounding, some 1e-16 relative, left
+    out)."""
     m = block.shape[1]
     row = np.empty(m, dtype=np.float32)
     bits = np.empty(m, dtype=np.int32)
-    acoef = np.abs(coef)
     for r in range(block.shape[0]):
         _narrow(block[r], row)
         exp_nonpositive32(row, m, bits)
@@ -232,9 +232,10 @@ def expansion32(A, rows_a, B, rows_b, coef, kernel, threads=None, mem_mb=64.0):
         return out, np.zeros(len(out))
     out = np.empty(len(rows_a))
     err = np.empty(len(rows_a))
+    acoef = np.abs(coef)
 
     def dots(lo, hi, blk):
-        rbf_dot_exp32(blk, coef, out[lo:hi], err[lo:hi])
+        rbf_dot_exp32(blk, coef, acoef, out[lo:hi], err[lo:hi])
 
     dense_pieces(A, rows_a, B, rows_b, kernel, dots, threads, finish=False,
                  piece_values=_PIECE_VALUES32)

@@ -161,19 +161,22 @@ class _Engine:
             self.left = self.shared[0] if self.small else 0
         self.in_python = self.left is None or self.left > 0
         self.ops = _python_ops() if self.small else _jit_ops()
+        self.unit = None            # every value 1.0: asked once, when the jitted loop first runs
 
-    def run(self, indptr, indptr_u, state, options, budget, hist, unit=False):
+    def run(self, indptr, indptr_u, state, options, budget, hist):
         """One call of the current loop on the rows and the loop's ``state`` arrays (indices to
         the generator, as the loops take them), its ``options`` (to max_iter), the work
-        ``budget`` and the history buffer (``unit``: every value is 1.0, for the jitted loop);
-        the iterations it did."""
+        ``budget`` and the history buffer; the iterations it did.  The jitted loop skips the
+        values of binary features (every stored value 1.0: a product by 1.0 is exact)."""
         # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the generator,
         # x/0 for an empty row in the L1 case, both intended)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             if not self.in_python:
                 from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
 
-                return _dcd_iterations(indptr_u, *state, *options, budget, hist, unit)
+                if self.unit is None:
+                    self.unit = _all_ones(state[1])
+                return _dcd_iterations(indptr_u, *state, *options, budget, hist, self.unit)
             from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
 
             step = budget if self.left is None else min(int(budget), self.left)
@@ -267,9 +270,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                        if callback is not None or params.deadline is not None else 2**63)
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
-    # binary features (every stored value 1.0): the jitted passes skip the values
-    unit = _all_ones(data)
-    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist, unit),
+    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist),
                     istate, 1, 2, max_iter, params.deadline)
     for done in calls:
         if done:
