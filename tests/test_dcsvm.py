@@ -435,3 +435,31 @@ def test_early_level_plan_skips_finer_levels_on_large_problems():
     # the exact model's plan does not change
     assert dcsvm.level_plan(big, 4, 4, early=None, keep_levels=False) == \
         dcsvm.level_plan(big - 1, 4, 4, early=None, keep_levels=False)
+
+
+def test_early_levels_single_precision_rows_exact_levels_double(monkeypatch):
+    """The early model's level subproblems ask for float32 rbf rows (dcsvm.EARLY_SINGLE_ROWS),
+    the exact model's levels and conquer step do not; the early model made with float32 rows
+    predicts as the one made in double (decision values within 1e-4 of their scale)."""
+    seen = []
+    real = dcsvm.solve
+
+    def spy(*a, **kw):
+        seen.append(kw.get("single", False))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(dcsvm, "solve", spy)
+    prob = moons(500, seed=4)
+    opts = dict(levels=2, k_clusters=3, sample=150)
+    early = api.train(prob, params(early=1, **opts))
+    assert seen and all(seen)
+    seen.clear()
+    api.train(prob, params(**opts))
+    assert seen and not any(seen)
+    monkeypatch.setattr(dcsvm, "EARLY_SINGLE_ROWS", False)
+    seen.clear()
+    double = api.train(prob, params(early=1, **opts))
+    assert seen and not any(seen)
+    d1, d2 = early.decision_function(prob)[:, 0], double.decision_function(prob)[:, 0]
+    assert np.abs(d1 - d2).max() <= 1e-4 * np.abs(d2).max()
+    assert np.array_equal(early.predict(prob), double.predict(prob))

@@ -195,3 +195,46 @@ def test_pair_steps_take_fewer_steps_on_correlated_rows():
     assert objective(Q, res.alpha) <= objective(Q, ref) + 1e-6 * abs(objective(Q, ref))
     # the 30 duplicate pairs take about a step each (single-variable steps took 181)
     assert res.iterations < 3 * len(base)
+
+
+def test_single_precision_rows_float32_cache_near_the_double_solve(monkeypatch):
+    """``single``: rbf rows of dense data computed and cached in float32 (the gradient double);
+    the solution meets eps against the exact numpy gradient up to the rows' error (about 1e-6
+    of sum alpha K), its objective within 1e-7 of the double solve's, through compactions;
+    sparse rows and other kernels take the double path, the same bits."""
+    from svmtool.solvers.kernel import kernel_cd
+
+    monkeypatch.setattr(kernel_cd, "COMPACT_MIN_ROWS", 20)
+    seen = []
+    real = kernel_cd._cd_run
+    monkeypatch.setattr(kernel_cd, "_cd_run", lambda *a: seen.append(a[22].dtype) or real(*a))
+    rng = np.random.default_rng(5)
+    Xd = rng.uniform(-1.0, 1.0, size=(400, 3))
+    y = np.where(Xd[:, 0] * Xd[:, 1] + 0.05 * rng.normal(size=400) > 0, 1.0, -1.0)
+    X = Rows.of(sp.csr_matrix(Xd))
+    assert X.prefers_dense()
+    k, C, eps = Kernel(2, 1.5), 10.0, 1e-6
+    Q = np.outer(y, y) * numpy_kernel(Xd, Xd, k)
+    single = solve(X, y, C, k, eps=eps, single=True, chunk_steps=7)
+    assert seen and set(seen) == {np.dtype(np.float32)}
+    assert single.converged and single.extra["compactions"] >= 1
+    seen.clear()
+    double = solve(X, y, C, k, eps=eps, chunk_steps=7)
+    assert set(seen) == {np.dtype(np.float64)}
+    assert not np.array_equal(single.alpha, double.alpha)      # other roundings, other bits
+    G = Q @ single.alpha - 1
+    slack = 2e-6 * single.alpha.sum()
+    assert np.abs(kernel_cd._pg_numpy(G, single.alpha, C)).max() <= eps + slack
+    f_single, f_double = objective(Q, single.alpha), objective(Q, double.alpha)
+    assert abs(f_single - f_double) <= 1e-7 * abs(f_double)
+    # sparse rows (no dense copy) and a kernel other than rbf: single asks nothing
+    Xs = sp.random(150, 3000, density=0.01, format="csr", random_state=2)
+    ys = np.where(rng.random(150) < 0.5, 1.0, -1.0)
+    assert not Rows.of(Xs).prefers_dense()
+    for rows, kern in ((Rows.of(Xs), Kernel(2, 0.5)), (X, Kernel(1, 0.5, 1.0, 2))):
+        yy = ys if rows is not X else y
+        seen.clear()
+        a = solve(rows, yy, 2.0, kern, eps=1e-6, single=True)
+        b = solve(rows, yy, 2.0, kern, eps=1e-6)
+        assert set(seen) == {np.dtype(np.float64)}
+        np.testing.assert_array_equal(a.alpha, b.alpha)

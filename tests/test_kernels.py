@@ -97,6 +97,29 @@ def test_expansion_in_chunks_matches_numpy():
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
 
 
+def test_rbf_row32_against_double():
+    """ops.kernels32.rbf_row32: a whole rbf row in single precision from the feature-major
+    float32 copy: within 6e-7 x max(1, s) relative of numpy's double value, s = gamma |x -
+    z|^2 <= 80, within float32's clip (exp(-87)) beyond."""
+    from svmtool.ops.kernels32 import rbf_row32
+
+    rng = np.random.default_rng(8)
+    Xd = rng.uniform(-1.0, 1.0, size=(500, 22))
+    Xd[-20:] *= 12.0                                # far rows: exponents below -87
+    DT32 = np.ascontiguousarray(Xd.T.astype(np.float32))
+    for i, gamma in ((0, 2.0), (7, 0.3), (499, 2.0)):
+        tmp = np.empty(500, dtype=np.float32)
+        rbf_row32(DT32, i, 500, gamma, tmp, np.empty(500, dtype=np.int32))
+        s = gamma * ((Xd - Xd[i]) ** 2).sum(1)
+        want = np.exp(-s)
+        near = s <= 80.0
+        assert near.sum() > (400 if i < 480 else 0)       # the far rows: only themselves
+        rel = np.abs(tmp[near] / want[near] - 1.0)
+        assert np.all(rel <= 6e-7 * np.maximum(1.0, s[near]))
+        assert np.all(np.abs(tmp[~near] - want[~near]) <= 1.7e-35)
+        assert tmp[i] == 1.0
+
+
 @pytest.mark.parametrize("dense", [True, False])
 def test_single_precision_expansion_within_its_bound(dense, monkeypatch):
     """ops.kernels32.expansion32: for dense rbf rows the exponentials in float32, the sums in

@@ -1,7 +1,8 @@
 """rbf kernel values in single precision where LIBSVM too would use floats: the nearest cluster
 centre of DC-SVM's clustering pass and of its early model
-(:func:`svmtool.ops.centres.nearest_centres`), and the gradient expansions of DC-SVM's conquer
-step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`).
+(:func:`svmtool.ops.centres.nearest_centres`), the gradient expansions of DC-SVM's conquer
+step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`) and the kernel rows of DC-SVM's level
+subproblems (:func:`rbf_row32`, the kernel CD solver's ``single`` rows).
 
 LIBSVM keeps its kernel values in floats (Qfloat) and adds them into a double gradient;
 svmtool's solvers keep theirs in doubles.  A nearest centre compares sums of kernel values
@@ -55,6 +56,30 @@ def exp_nonpositive32(x, n, bits):
         x[t] = p
     for t in range(n):
         x[t] *= scale[t]
+
+
+@njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"}, inline="always")
+def rbf_row32(denseT32, i, n, gamma, tmp, bits):
+    """tmp[t] = exp(-gamma |x_i - x_t|^2) for t < n in single precision, feature by feature
+    over the feature-major float32 copy ``denseT32`` (the differences, not the expansion
+    |x|^2 + |z|^2 - 2 x'z: no cancellation); ``bits``: int32 work array of at least n.  The
+    relative error of a value is below 6e-7 x max(1, gamma |x_i - x_t|^2) (the float32 sum of
+    the squared differences; measured at most 4.3e-7 x on rows of 22 uniform features), and
+    the row 2.2-2.9x faster than the double one (:func:`svmtool.ops.kernels.dense_kernel_row`)
+    at ijcnn1's 22 features."""
+    nf = denseT32.shape[0]
+    for t in range(n):
+        tmp[t] = _ZERO_F
+    for f in range(nf):
+        x = denseT32[f, i]
+        col = denseT32[f]
+        for t in range(n):
+            v = x - col[t]
+            tmp[t] += v * v
+    g = _F32(-gamma)
+    for t in range(n):
+        tmp[t] = g * tmp[t]
+    exp_nonpositive32(tmp, n, bits)
 
 
 @njit(fastmath=True)

@@ -13,6 +13,7 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.ops.kernels import (dense_dist2, dense_kernel, dense_kernel_row, exp_nonpositive,
                                  gather_dot, kernel_from_dot, scatter, unscatter)
+from svmtool.ops.kernels32 import rbf_row32
 from svmtool.ops.row_cache import lru_slot
 
 # istate fields
@@ -22,14 +23,23 @@ _N_ACT, _EPOCH, _CLOCK, _STEPS, _COUNTER, _MISSES, _BEST, _FRESH = range(8)
 @njit
 def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, gamma, coef0,
              degree, kbias, n_buf, buf, act, n_act, n, epoch, cache, slot_of, slot_row,
-             slot_stamp, slot_epoch, istate, tmp, bits):
-    """Slot of the cache holding the row of variable i (computed on a miss)."""
+             slot_stamp, slot_epoch, istate, tmp, bits, denseT32, tmp32, bits32):
+    """Slot of the cache holding the row of variable i (computed on a miss).  Given a float32
+    copy of the rows (``denseT32`` not empty; the cache is float32 then), whole rbf rows are
+    computed from it in single precision (:func:`svmtool.ops.kernels32.rbf_row32`)."""
     istate[_CLOCK] += 1
     s, hit = lru_slot(i, epoch, istate[_CLOCK], slot_of, slot_row, slot_stamp, slot_epoch)
     if hit:
         return s
     istate[_MISSES] += 1
     yi = y[i]
+    if use_dense and 2 * n_act >= n and ktype == 2 and denseT32.shape[0] > 0:
+        rbf_row32(denseT32, i, n, gamma, tmp32, bits32)
+        for t in range(n):
+            cache[s, t] = yi * y[t] * (tmp32[t] + kbias)
+        slot_epoch[s] = -1
+        slot_stamp[s] = istate[_CLOCK]
+        return s
     if use_dense and 2 * n_act >= n:
         # most rows active: the whole row, feature by feature over the feature-major copy
         # (contiguous loops that vectorise, about twice as fast a value as gathering the active
@@ -184,7 +194,7 @@ def pair_step(alpha, C, G, i, j, qii, qij, qjj):
 def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, ktype, gamma,
             coef0, degree, kbias, n_buf,
             alpha, G, act, istate, fstate, cache, slot_of, slot_row, slot_stamp, slot_epoch,
-            eps, budget, shrinking, period):
+            eps, budget, shrinking, period, denseT32):
     """CD steps until the active rows meet ``eps`` (returns 1) or ``budget`` (returns 0).
 
     A step: i is the next variable of the last pass (largest PG_i^2 / Q_ii); a pass over the
@@ -192,11 +202,17 @@ def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, 
     Newton step on (alpha_i, alpha_j) (rows at a bound only when that step moves them inwards);
     the pair's 2-variable box problem is solved exactly, or alpha_i alone when no partner beats
     the single step; a second pass updates G with both rows and picks the next i.
+
+    ``denseT32``: a feature-major float32 copy of the dense rows for single precision rbf rows
+    (LIBSVM's float kernel values, in a float32 ``cache``), or an empty (0, 0) array.
     """
     n = y.shape[0]
     buf = np.zeros(n_buf, dtype=np.float64)
     tmp = np.empty(n, dtype=np.float64)
     bits = np.empty(n, dtype=np.int64)
+    n32 = n if denseT32.shape[0] > 0 else 0
+    tmp32 = np.empty(n32, dtype=np.float32)
+    bits32 = np.empty(n32, dtype=np.int32)
     if istate[_FRESH] == 1:
         _select(G, alpha, C, qd, act, istate[_N_ACT], istate, fstate)
         istate[_FRESH] = 0
@@ -224,7 +240,8 @@ def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, 
         i = istate[_BEST]
         si = _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, gamma,
                       coef0, degree, kbias, n_buf, buf, act, n_act, n, istate[_EPOCH], cache,
-                      slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits)
+                      slot_of, slot_row, slot_stamp, slot_epoch, istate, tmp, bits,
+                      denseT32, tmp32, bits32)
         rowi = cache[si]
         gi = G[i]
         qii = qd[i]
@@ -264,7 +281,7 @@ def _cd_run(indptr, indices, data, sq, dense, denseT, use_dense, y, C, qd, iqd, 
             sj = _get_row(j, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype,
                           gamma, coef0, degree, kbias, n_buf, buf, act, n_act, n,
                           istate[_EPOCH], cache, slot_of, slot_row, slot_stamp, slot_epoch,
-                          istate, tmp, bits)
+                          istate, tmp, bits, denseT32, tmp32, bits32)
             rowj = cache[sj]
         best = -1
         best_score = 0.0

@@ -49,7 +49,10 @@ of one variable (``y_i y_j K_ij`` for every j).  With dense rows and at least ha
 active a row is computed whole (feature by feature over a feature-major copy); otherwise only
 over the active rows, and such a row holds valid values only for the rows active then, which
 stays true until the next unshrink.  Memory: the
-cache plus O(n) vectors; no n x n matrix.
+cache plus O(n) vectors; no n x n matrix.  With ``single`` (DC-SVM's level subproblems) rbf rows
+of dense data are computed and kept in float32, as LIBSVM keeps its kernel values: twice the
+rows in the same MB, whole rows 2.2-2.9x faster, a relative error below 6e-7 x max(1, gamma
+|x_i - x_j|^2) a value; the gradient they update stays double.
 
 Warm start: ``init_alpha`` (clipped to the box), the gradient then computed from its nonzeros.
 The step cap is LIBSVM's ``max(10^7, 100 n)``.
@@ -64,7 +67,7 @@ import time
 
 import numpy as np
 
-from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
+from svmtool.ops.kernels import RBF, Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.kernel._kernel_cd_jit import (_COUNTER, _FRESH, _MISSES, _N_ACT, _STEPS,
@@ -95,11 +98,14 @@ def objectives(alpha, G, C):
 
 def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, shrinking=True,
           cache_mb=DEFAULT_CACHE_MB, max_steps=None, threads=None, callback=None,
-          chunk_steps=1000, deadline=None, arena=None):
+          chunk_steps=1000, deadline=None, arena=None, single=False):
     """Solve the bias-free kernel SVM dual on the rows of X; returns a SolverResult.
 
     ``y`` in {-1, +1}; ``C`` a scalar or per-row array of upper bounds; ``arena``: a
-    :class:`CacheArena` to take the kernel row cache from (one per thread).
+    :class:`CacheArena` to take the kernel row cache from (one per thread); ``single``: rbf
+    rows of dense data computed and cached in single precision, as LIBSVM keeps its kernel
+    values (the gradient stays double; DC-SVM's level subproblems, whose solutions only start
+    the conquer step or make the early model).
     """
     t0 = time.perf_counter()
     t_grad = 0.0
@@ -134,7 +140,7 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
         # after MAX_UNSHRINKS rebuilds the remaining steps are few: no more shrinking
         status, active, maxviol = _iterate(
             X, y, C, qd, iqd, alpha, G, kernel, eps, bool(shrinking) and unshrinks < MAX_UNSHRINKS,
-            cache_mb, max_steps, stats, callback, counter, chunk_steps, deadline, arena)
+            cache_mb, max_steps, stats, callback, counter, chunk_steps, deadline, arena, single)
         if status == 1 and len(active) == n:
             converged = True
             break
@@ -191,7 +197,7 @@ COMPACT_MIN_ROWS = 2000
 
 
 def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_steps, stats,
-             callback, counter, chunk_steps, deadline=None, arena=None):
+             callback, counter, chunk_steps, deadline=None, arena=None, single=False):
     """CD steps on these rows (G exact for all of them) until the active rows meet eps (status
     1), the step budget is spent (0) or the deadline has passed (2, checked between chunks).
     Returns (status, rows whose G is exact, max violation).
@@ -202,8 +208,11 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
     use_dense = X.prefers_dense()
     dense = X.dense(n_buf) if use_dense else np.zeros((1, 1))
     denseT = np.ascontiguousarray(dense.T) if use_dense else dense
-    slots = int(max(2, min(n, cache_mb * (1 << 20) // (8 * max(n, 1)))))
-    cache = arena.take(slots, n) if arena is not None else np.empty((slots, n), dtype=np.float64)
+    single = bool(single) and use_dense and kernel.ktype == RBF
+    dtype = np.float32 if single else np.float64
+    slots = int(max(2, min(n, cache_mb * (1 << 20) // (np.dtype(dtype).itemsize * max(n, 1)))))
+    cache = arena.take(slots, n, dtype) if arena is not None else np.empty((slots, n), dtype)
+    denseT32 = denseT.astype(np.float32) if single else np.empty((0, 0), dtype=np.float32)
     slot_of = -np.ones(n, dtype=np.int64)
     slot_row = -np.ones(slots, dtype=np.int64)
     slot_stamp = np.zeros(slots, dtype=np.int64)
@@ -225,7 +234,7 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
         status = _cd_run(X.indptr, X.indices, X.data, X.sq, dense, denseT, use_dense, y, C, qd,
                          iqd, *args, n_buf, alpha, G, act.view(np.uint64), istate, fstate, cache,
                          slot_of, slot_row, slot_stamp, slot_epoch, float(eps), budget, shrinking,
-                         SHRINK_PERIOD)
+                         SHRINK_PERIOD, denseT32)
         stats["steps"] += int(istate[_STEPS]) - before
         stats["misses"] += int(istate[_MISSES]) - miss_before
         n_act = int(istate[_N_ACT])
@@ -240,7 +249,7 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
             a_sub, g_sub = alpha[A].copy(), G[A].copy()
             status, act_sub, mv = _iterate(
                 take_rows(X, A), y[A], C[A], qd[A], iqd[A], a_sub, g_sub, kernel, eps, True,
-                cache_mb, max_steps, stats, callback, 1, chunk_steps, deadline, arena)
+                cache_mb, max_steps, stats, callback, 1, chunk_steps, deadline, arena, single)
             alpha[A] = a_sub
             G[A[act_sub]] = g_sub[act_sub]
             return status, A[act_sub], mv
@@ -256,14 +265,14 @@ class CacheArena:
     slot is valid only once this solve has written it."""
 
     def __init__(self):
-        self.buf = np.empty(0)
+        self.buf = np.empty(0, dtype=np.uint8)
 
-    def take(self, slots, n):
-        need = slots * n
+    def take(self, slots, n, dtype=np.float64):
+        need = slots * n * np.dtype(dtype).itemsize
         if self.buf.size < need:
             self.buf = None                 # (the old buffer goes before the new one comes)
-            self.buf = np.empty(need)
-        return self.buf[:need].reshape(slots, n)
+            self.buf = np.empty(need, dtype=np.uint8)
+        return self.buf[:need].view(dtype).reshape(slots, n)
 
 
 def _rebuild(X, y, alpha, G, kernel, exact_rows, threads, cache_mb, ref=None):
