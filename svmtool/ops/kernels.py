@@ -194,25 +194,35 @@ def exp_nonpositive(x, n, bits):
 
 
 @njit(inline="always")
+def sq_dist_row(denseT, i, n, tmp):
+    """tmp[t] = |x_i - x_t|^2 for t < n, feature by feature over the feature-major dense copy
+    ``denseT`` (contiguous loops that vectorise), in the precision of ``denseT`` and ``tmp``
+    (double here, float32 for :func:`svmtool.ops.kernels32.rbf_row32`)."""
+    for t in range(n):
+        tmp[t] = 0.0
+    for f in range(denseT.shape[0]):
+        x = denseT[f, i]
+        col = denseT[f]
+        for t in range(n):
+            v = x - col[t]
+            tmp[t] += v * v
+
+
+@njit(inline="always")
 def dense_kernel_row(denseT, i, n, ktype, gamma, coef0, degree, tmp, bits):
     """tmp[t] = K(x_i, x_t) for t < n, feature by feature over the feature-major dense copy
     ``denseT`` (contiguous loops that vectorise; the whole row, whatever is shrunk).  For rbf the
     exponents come first, then :func:`exp_nonpositive` over all of them; ``bits``: int64 work
     array of at least n.  Shared by the kernel-row caches of the SMO and the kernel CD solver."""
-    nf = denseT.shape[0]
-    for t in range(n):
-        tmp[t] = 0.0
     if ktype == 2:
-        for f in range(nf):
-            x = denseT[f, i]
-            col = denseT[f]
-            for t in range(n):
-                v = x - col[t]
-                tmp[t] += v * v
+        sq_dist_row(denseT, i, n, tmp)
         for t in range(n):
             tmp[t] = -gamma * tmp[t]
         exp_nonpositive(tmp, n, bits)
     else:
+        nf = denseT.shape[0]
+        for t in range(n):
+            tmp[t] = 0.0
         for f in range(nf):
             x = denseT[f, i]
             if x != 0.0:
