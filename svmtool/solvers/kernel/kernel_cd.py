@@ -49,8 +49,8 @@ of one variable (``y_i y_j K_ij`` for every j).  With dense rows and at least ha
 active a row is computed whole (feature by feature over a feature-major copy); otherwise only
 over the active rows, and such a row holds valid values only for the rows active then, which
 stays true until the next unshrink.  Memory: the
-cache plus O(n) vectors; no n x n matrix.  With ``single`` (DC-SVM's level subproblems) rbf rows
-of dense data are computed and kept in float32, as LIBSVM keeps its kernel values: twice the
+cache plus O(n) vectors; no n x n matrix.  With ``single`` (the subproblems of DC-SVM's early
+level) rbf rows of dense data are computed and kept in float32, as LIBSVM keeps its kernel values: twice the
 rows in the same MB, whole rows 2.2-2.9x faster, a relative error below 6e-7 x max(1, gamma
 |x_i - x_j|^2) a value; the gradient they update stays double.
 
@@ -104,8 +104,8 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, sh
     ``y`` in {-1, +1}; ``C`` a scalar or per-row array of upper bounds; ``arena``: a
     :class:`CacheArena` to take the kernel row cache from (one per thread); ``single``: rbf
     rows of dense data computed and cached in single precision, as LIBSVM keeps its kernel
-    values (the gradient stays double; DC-SVM's level subproblems, whose solutions only start
-    the conquer step or make the early model).
+    values (the gradient stays double; the subproblems of DC-SVM's early level, whose solution
+    is the early model).
     """
     t0 = time.perf_counter()
     t_grad = 0.0
