@@ -1,8 +1,9 @@
 """rbf kernel values in single precision where LIBSVM too would use floats: the nearest cluster
 centre of DC-SVM's clustering pass and of its early model
 (:func:`svmtool.ops.centres.nearest_centres`), the gradient expansions of DC-SVM's conquer
-step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`) and the kernel rows of DC-SVM's level
-subproblems (:func:`rbf_row32`, the kernel CD solver's ``single`` rows).
+step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`) and the kernel rows of the
+subproblems of DC-SVM's early level (:func:`rbf_row32`, the kernel CD solver's ``single``
+rows).
 
 LIBSVM keeps its kernel values in floats (Qfloat) and adds them into a double gradient;
 svmtool's solvers keep theirs in doubles.  A nearest centre compares sums of kernel values

@@ -20,6 +20,13 @@ from svmtool.ops.row_cache import lru_slot
 _N_ACT, _EPOCH, _CLOCK, _STEPS, _COUNTER, _MISSES, _BEST, _FRESH = range(8)
 
 
+@njit(inline="always")
+def _put_row(cache, s, vals, y, yi, kbias, n):
+    """cache[s, t] = y_i y_t (vals[t] + kbias) for t < n (vals in either precision)."""
+    for t in range(n):
+        cache[s, t] = yi * y[t] * (vals[t] + kbias)
+
+
 @njit
 def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, gamma, coef0,
              degree, kbias, n_buf, buf, act, n_act, n, epoch, cache, slot_of, slot_row,
@@ -33,20 +40,16 @@ def _get_row(i, indptr, indices, data, sq, dense, denseT, use_dense, y, ktype, g
         return s
     istate[_MISSES] += 1
     yi = y[i]
-    if use_dense and 2 * n_act >= n and ktype == 2 and denseT32.shape[0] > 0:
-        rbf_row32(denseT32, i, n, gamma, tmp32, bits32)
-        for t in range(n):
-            cache[s, t] = yi * y[t] * (tmp32[t] + kbias)
-        slot_epoch[s] = -1
-        slot_stamp[s] = istate[_CLOCK]
-        return s
     if use_dense and 2 * n_act >= n:
         # most rows active: the whole row, feature by feature over the feature-major copy
         # (contiguous loops that vectorise, about twice as fast a value as gathering the active
         # rows one by one), and the row stays valid whatever is shrunk or unshrunk later
-        dense_kernel_row(denseT, i, n, ktype, gamma, coef0, degree, tmp, bits)
-        for t in range(n):
-            cache[s, t] = yi * y[t] * (tmp[t] + kbias)
+        if ktype == 2 and denseT32.shape[0] > 0:
+            rbf_row32(denseT32, i, n, gamma, tmp32, bits32)
+            _put_row(cache, s, tmp32, y, yi, kbias, n)
+        else:
+            dense_kernel_row(denseT, i, n, ktype, gamma, coef0, degree, tmp, bits)
+            _put_row(cache, s, tmp, y, yi, kbias, n)
         slot_epoch[s] = -1
         slot_stamp[s] = istate[_CLOCK]
         return s
