@@ -1,8 +1,12 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make test   creates .venv if missing, installs svmtool with its test extras and the C programs
 #               the cross-checks compare against (tools/install-anchors.sh, outside the
-#               repository in ANCHORS), compiles the kernel extension (make aot), runs the tests
-#   make demo   creates .venv if missing, installs svmtool, compiles the kernel extension, runs
+#               repository in ANCHORS), builds the wheel with its kernel extension (make aot),
+#               runs the tests, then installs that wheel into fresh venvs -- the newest
+#               dependencies, and the lowest that pyproject.toml declares -- and runs the
+#               README's commands and the quick benchmarks there, outside the checkout
+#               (tools/wheel-check.sh)
+#   make demo   creates .venv if missing, installs svmtool, builds the kernel extension, runs
 #               the main job on the bundled data
 # (editable installs in "compat" mode: a .pth path entry, which imports 30 ms faster than the
 # default import hook -- start-up time is what a cron job pays on every call; setuptools warns
@@ -18,9 +22,10 @@ ANCHORS ?= $(or $(HOME),/tmp)/.cache/svmtool-anchors
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q --upgrade pip 'setuptools>=77'
 
-PIP_QUIET_BUILD := PYTHONWARNINGS=ignore
+# the editable install leaves the kernel extension out (SVMTOOL_BUILD_KERNELS=0): make aot builds it
+PIP_QUIET_BUILD := PYTHONWARNINGS=ignore SVMTOOL_BUILD_KERNELS=0
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
 	$(PIP_QUIET_BUILD) $(BIN)/python -m pip install -q -e . --config-settings editable_mode=compat \
@@ -34,14 +39,19 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.runtime
 
-# svmtool's kernels compiled ahead of time (python -m svmtool._aot_build, a few minutes; needs a C
-# and a C++ compiler): commands whose kernels are all in the extension never import numba, which
-# is most of a short command's fixed cost.  Rebuilt when a source file changes; without it (or
-# while it is out of date) svmtool runs on numba's JIT.
+# The wheel, built as `pip install .` builds it (setup.py: the kernel extension compiled by numba
+# while the wheel is built; a few minutes; needs a C compiler), with this venv's numba; its
+# extension and manifest are also unpacked into the checkout, so that the tests and the demo run
+# what the wheel holds.  Commands whose kernels are all in the extension never import numba.
+# Rebuilt when a source file changes; without it (or while it is out of date) svmtool runs on
+# numba's JIT.
 AOT     := svmtool/_kernels_aot.json
-SOURCES := $(shell find svmtool -name '*.py' -not -path '*/__pycache__/*')
+SOURCES := $(shell find svmtool -name '*.py' -not -path '*/__pycache__/*') setup.py pyproject.toml
 $(AOT): $(SOURCES) | $(VENV)/.runtime
-	$(BIN)/python -m svmtool._aot_build
+	rm -rf dist build
+	$(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	$(BIN)/python -m zipfile -e dist/svmtool-*.whl build/wheel-unpacked
+	cp build/wheel-unpacked/svmtool/_kernels_aot* svmtool/
 
 aot: $(AOT)
 
@@ -50,6 +60,7 @@ anchors: | $(BIN)/python
 
 test: $(VENV)/.test anchors $(AOT)
 	PATH="$(ANCHORS)/bin:$$PATH" $(BIN)/python -m pytest -q
+	PATH="$(ANCHORS)/bin:$$PATH" tools/wheel-check.sh $(PYTHON) dist
 
 # The demo runs its steps twice: once quietly to fill numba's cache (a new install compiles its
 # kernels there, once), then for the record, so the times it prints are every later run's.
@@ -98,4 +109,4 @@ bench: $(VENV)/.bench
 	$(BIN)/svmtool bench --suite $(BENCH_SUITES) --out bench-out --markdown BENCHMARKS.md $(BENCH_ARGS)
 
 clean:
-	rm -rf $(OUT) bench-out build *.egg-info svmtool/_kernels_aot*
+	rm -rf $(OUT) bench-out build dist *.egg-info svmtool/_kernels_aot*

@@ -1,18 +1,19 @@
 """svmtool's kernels compiled ahead of time: finding the extension and deciding to trust it.
 
-``python -m svmtool._aot_build`` (run by ``make``) compiles, with numba's ahead-of-time compiler,
-every kernel that svmtool's main commands call from Python, for the argument types they call it
-with, into one extension module beside the sources (``_kernels_aot*.so``) and a manifest
-(``_kernels_aot.json``): for each kernel its argument-type keys and the extension's symbol, and a
-digest of every source file the kernels come from.  Calling a twin needs neither numba's import
-nor its target set-up nor a cache load: that is most of a short command's fixed cost.
+The wheel's build (``setup.py``) and ``make aot`` run :mod:`svmtool._aot_build`, which compiles,
+with numba's ahead-of-time compiler, every kernel that svmtool's main commands call from Python,
+for the argument types they call it with, into one extension module in the package
+(``_kernels_aot*.so``) and a manifest (``_kernels_aot.json``): for each kernel its argument-type
+keys and the extension's symbol, and a digest of every source file the kernels come from.
+Calling a twin needs neither numba's import nor a cache load: that is most of a short command's
+fixed cost (:mod:`svmtool._startup` says where the rest goes).
 
 The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the manifest's
 sources are byte for byte the files on disk (any edit of a kernel module turns it off until the
-next build), it was built for this Python and numpy, and it imports.  A call whose argument types
-have no twin goes to numba (``misses`` in ``--report``'s start-up block).  This module imports
-neither numba nor the extension until a kernel is first called (numpy, which every kernel's
-caller has, it does).
+next build), it was built for this Python, and it imports (numpy's own check of its C API is
+part of that).  A call whose argument types have no twin goes to numba (``misses`` in
+``--report``'s start-up block).  This module imports neither numba nor the extension until a
+kernel is first called (numpy, which every kernel's caller has, it does).
 """
 
 import os
@@ -25,7 +26,7 @@ from svmtool import _startup
 NAME = "_kernels_aot"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, NAME + ".json")
-FORMAT = 1
+FORMAT = 2
 
 _STATE = None        # None until looked at; then "used", "off", "absent", "stale: <why>"
 _ENTRIES = {}        # kernel name -> {key: symbol}
@@ -70,8 +71,9 @@ def source_digest(relpath):
 
 
 def runtime_tag():
-    """What the extension is bound to besides its sources: the interpreter and numpy."""
-    return {"python": sys.implementation.cache_tag, "numpy": np.__version__}
+    """What the extension is bound to besides its sources: the interpreter (numpy checks its
+    own C API when the extension is imported)."""
+    return {"python": sys.implementation.cache_tag}
 
 
 def _open():
@@ -89,7 +91,7 @@ def _open():
     except (OSError, ValueError) as exc:
         return f"stale: manifest unreadable ({exc})"
     if manifest.get("format") != FORMAT or manifest.get("runtime") != runtime_tag():
-        return "stale: built for another Python or numpy"
+        return "stale: built for another Python or by another svmtool"
     for relpath, digest in manifest.get("sources", {}).items():
         if source_digest(relpath) != digest:
             return f"stale: {relpath} changed since the build"
@@ -97,8 +99,8 @@ def _open():
         import importlib
 
         _MODULE = importlib.import_module(f"svmtool.{NAME}")
-    except ImportError as exc:
-        return f"stale: the extension does not import ({exc})"
+    except Exception as exc:  # noqa: BLE001 -- ImportError, or numpy's refusal of its C API
+        return f"stale: the extension does not import ({type(exc).__name__}: {exc})"
     _ENTRIES.update(manifest.get("kernels", {}))
     return "used"
 

@@ -1,21 +1,30 @@
-"""Build svmtool's ahead-of-time compiled kernels: ``python -m svmtool._aot_build``.
+"""Build svmtool's ahead-of-time compiled kernels (the kernel extension).
+
+Run by the wheel's build (``setup.py``'s ``build_ext``: ``pip install .``, ``pip wheel .``) and
+by ``make aot`` in a checkout, as ``python -m svmtool._aot_build [--out DIR]``:
 
 1. Runs svmtool's commands in this process on generated data large enough to take the jitted
    paths (a 1.5 MB text file each for binary, multi-class and regression labels, the first
-   3,000 rows for the kernel solvers, and a wide sparse one of 8,000 features): ``train`` with every solver of the registry, and out of
-   core from a binary cache with every solver whose entry says it can; ``predict``; ``convert``;
-   the LIBSVM, SVMlight and SVMperf command lines; cross validation and a small ``grid``.  Every kernel call from
-   Python is recorded with its argument types (:data:`svmtool._jit._RECORDING`).
-2. Compiles, with numba's ahead-of-time compiler (``numba.pycc``), one exported function per
-   recorded (kernel, argument types): a call of the kernel's own numba dispatcher, so each kernel
-   keeps its options (fastmath, error model, inlining) and its code is the code numba's JIT
-   makes for this CPU.  The exports release the GIL as the jitted kernels do (``nogil``), so
-   threads share work the same way.
-3. Writes the extension beside the sources and then its manifest (:mod:`svmtool._aot`), each by
-   atomic rename; a failed build leaves no manifest, and svmtool then runs on numba's JIT alone.
+   3,000 rows for the kernel solvers, and a wide sparse one of 8,000 features): ``train`` with
+   every solver of the registry, and out of core from a binary cache with every solver whose
+   entry says it can; ``predict``; ``convert``; the LIBSVM, SVMlight and SVMperf command lines;
+   cross validation and a small ``grid`` -- as on an idle machine (:func:`assume_idle`), so the
+   two-thread paths run too.  Every kernel call from Python is recorded with its argument types
+   (:data:`svmtool._jit._RECORDING`).
+2. Compiles, with numba's ahead-of-time compiler (``numba.pycc``, its public ``CC`` API), one
+   exported function per recorded (kernel, argument types): a call of the kernel's own numba
+   dispatcher, so each kernel keeps its options (fastmath, error model, inlining).  The code is
+   generic for the machine's architecture (pycc's default CPU), so a wheel runs on any CPU its
+   platform tag admits.  pycc's exports hold the GIL; each export here releases it around the
+   kernel itself through CPython's ``PyEval_SaveThread``/``PyEval_RestoreThread`` (external C
+   functions declared with numba's public types), as numba's ``nogil`` does, so threads share
+   work as they do on the JIT.  A kernel that raises inside an export raises one RuntimeError
+   naming it.
+3. Writes the extension and then its manifest (:mod:`svmtool._aot`) into ``--out`` (default:
+   beside the sources), each by atomic rename; a failed build leaves no manifest, and svmtool
+   then runs on numba's JIT alone.
 
-Needs a C and C++ compiler (numba's runtime is compiled into the extension).  Takes a few
-minutes; ``make`` reruns it when a source file changes.
+Needs a C compiler (numba's runtime is compiled into the extension).
 """
 
 import contextlib
@@ -129,37 +138,72 @@ def record(runs, say):
     """Run the command lines with recording on; {(kernel, key): numba argument types}."""
     from svmtool.cli import run
 
-    _jit._RECORDING = recorded = {}
-    # as on an idle machine (the load average read as 0): the paths that split work over two
-    # threads when a core is free are taken and recorded too, whatever this machine is doing
-    real_load, os.getloadavg = os.getloadavg, lambda: (0.0, 0.0, 0.0)
-    # and the cutting-plane cut store splits its passes from the first non-zero (on large
-    # problems only, otherwise: the same kernels, the same argument types)
+    from svmtool.engine.local import assume_idle
     from svmtool.solvers.cutting_plane.qp import WorkingSet
 
+    _jit._RECORDING = recorded = {}
+    # the cutting-plane cut store splits its passes from the first non-zero (on large problems
+    # only, otherwise: the same kernels, the same argument types)
     split_nnz, WorkingSet.SPLIT_NNZ = WorkingSet.SPLIT_NNZ, 0
     try:
-        for args in runs:
-            t = time.perf_counter()
-            sink = io.StringIO()
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                code = run(["-q", *args])
-            # a command that fails records less: said, not fatal
-            note = f"  (failed, exit {code}: {sink.getvalue().strip()[:200]})" if code else ""
-            shown = " ".join(os.path.basename(a) if os.sep in a else a for a in map(str, args))
-            say(f"  {time.perf_counter() - t:6.1f} s  svmtool {shown}{note}")
+        with assume_idle():
+            _run_all(runs, run, say)
     finally:
         _jit._RECORDING = None
-        os.getloadavg = real_load
         WorkingSet.SPLIT_NNZ = split_nnz
     return recorded
 
 
+def _run_all(runs, run, say):
+    """Each command line in this process, its output kept from the screen, one line of time."""
+    for args in runs:
+        t = time.perf_counter()
+        sink = io.StringIO()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            code = run(["-q", *args])
+        # a command that fails records less: said, not fatal
+        note = f"  (failed, exit {code}: {sink.getvalue().strip()[:200]})" if code else ""
+        shown = " ".join(os.path.basename(a) if os.sep in a else a for a in map(str, args))
+        say(f"  {time.perf_counter() - t:6.1f} s  svmtool {shown}{note}")
+
+
+def _gil_functions():
+    """CPython's calls that release and take back the GIL, as external functions numba code can
+    call: ``PyEval_SaveThread() -> state`` and ``PyEval_RestoreThread(state)``."""
+    from numba import types
+
+    return (types.ExternalFunction("PyEval_SaveThread", types.voidptr()),
+            types.ExternalFunction("PyEval_RestoreThread", types.void(types.voidptr)))
+
+
+# (the call sits in a closure: Python writes a call of more than 30 arguments with an opcode
+# numba types only outside a try block)
+_TWIN = """
+def twin({names}):
+    def call():
+        return _kernel({names})
+    state = _release()
+    failed = False
+    try:
+        out = call()
+    except Exception:
+        failed = True
+    _reacquire(state)
+    if failed:
+        raise RuntimeError("{name} failed in svmtool's kernel extension (SVMTOOL_AOT=0 runs "
+                           "it on numba's JIT, with numba's message)")
+    return out
+"""
+
+
 def _twin_of(kernel, n_args):
-    """A plain function calling the kernel's dispatcher with ``n_args`` arguments."""
-    names = ", ".join(f"a{i}" for i in range(n_args))
-    ns = {"_kernel": kernel.dispatcher}
-    exec(f"def twin({names}):\n    return _kernel({names})\n", ns)  # noqa: S102
+    """A plain function calling the kernel's dispatcher with ``n_args`` arguments, the GIL
+    released around the call (the kernel takes no Python object: it is numba ``nogil`` code)
+    and taken back before anything is returned or raised."""
+    release, reacquire = _gil_functions()
+    ns = {"_kernel": kernel.dispatcher, "_release": release, "_reacquire": reacquire}
+    code = _TWIN.format(names=", ".join(f"a{i}" for i in range(n_args)), name=kernel.name)
+    exec(code, ns)  # noqa: S102
     return ns["twin"]
 
 
@@ -176,28 +220,9 @@ def exports(recorded):
     return out
 
 
-@contextlib.contextmanager
-def _exports_release_the_gil():
-    """numba's AOT compiler builds its exports with default flags; the exports here release
-    the GIL as the jitted kernels do (their code takes no Python object)."""
-    import numba.pycc.compiler as pycc_compiler
-
-    real = pycc_compiler.Flags
-
-    class Flags(real):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            self.release_gil = True
-
-    pycc_compiler.Flags = Flags
-    try:
-        yield
-    finally:
-        pycc_compiler.Flags = real
-
-
-def compile_extension(entries, build_dir):
-    """The extension's file, compiled into ``build_dir``."""
+def compile_extension(entries, build_dir, cpu=""):
+    """The extension's file, compiled into ``build_dir`` for ``cpu`` (numba's CPU names;
+    empty: generic code for this architecture)."""
     import warnings
 
     with warnings.catch_warnings():
@@ -206,11 +231,10 @@ def compile_extension(entries, build_dir):
 
         cc = CC(_aot.NAME, source_module=__name__)
     cc.output_dir = build_dir
-    cc.target_cpu = "host"
+    cc.target_cpu = cpu
     for symbol, _name, _key, sig, twin in entries:
         cc.export(symbol, sig)(twin)
-    with _exports_release_the_gil():
-        cc.compile()
+    cc.compile()
     return os.path.join(build_dir, cc.output_file)
 
 
@@ -225,11 +249,15 @@ def _sources():
     return dict(sorted(sources.items()))
 
 
-def build(say=print):
-    """Record, compile, install; returns the manifest written."""
+def build(out=None, cpu="", say=print):
+    """Record, compile, write the extension and its manifest into ``out`` (default: beside the
+    sources); returns the manifest written."""
     t0 = time.perf_counter()
+    out = os.path.abspath(out or _aot.HERE)
+    os.makedirs(out, exist_ok=True)
+    manifest_path = os.path.join(out, os.path.basename(_aot.MANIFEST))
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(_aot.MANIFEST)             # the old extension is not used meanwhile
+        os.unlink(manifest_path)             # the old extension is not used meanwhile
     work = tempfile.mkdtemp(prefix="svmtool-aot-")
     here = os.getcwd()
     try:
@@ -240,19 +268,20 @@ def build(say=print):
         entries = exports(recorded)
         say(f"svmtool: {len(entries)} exports of {len({e[1] for e in entries})} kernels; "
             "compiling the extension")
-        built = compile_extension(entries, os.path.join(work, "build"))
-        target = os.path.join(_aot.HERE, os.path.basename(built))
+        built = compile_extension(entries, os.path.join(work, "build"), cpu)
+        target = os.path.join(out, os.path.basename(built))
         shutil.copyfile(built, target + ".tmp")
         os.replace(target + ".tmp", target)
         kernels = {}
         for symbol, name, key, _sig, _twin in entries:
             kernels.setdefault(name, {})[key] = symbol
         manifest = {"format": _aot.FORMAT, "runtime": _aot.runtime_tag(),
-                    "numba": _jit._load_numba().__version__, "sources": _sources(),
-                    "kernels": kernels}
-        with open(_aot.MANIFEST + ".tmp", "w", encoding="utf-8") as fh:
+                    "built_with": {"numba": _jit._load_numba().__version__,
+                                   "numpy": np.__version__, "cpu": cpu or "generic"},
+                    "sources": _sources(), "kernels": kernels}
+        with open(manifest_path + ".tmp", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1, sort_keys=True)
-        os.replace(_aot.MANIFEST + ".tmp", _aot.MANIFEST)
+        os.replace(manifest_path + ".tmp", manifest_path)
     finally:
         os.chdir(here)
         shutil.rmtree(work, ignore_errors=True)
@@ -261,10 +290,26 @@ def build(say=print):
     return manifest
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    """``python -m svmtool._aot_build [--out DIR] [--cpu NAME]``: exit 0 when built, 1 (with
+    one line saying why) when not."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m svmtool._aot_build",
+                                     description="compile svmtool's kernel extension")
+    parser.add_argument("--out", help="folder for the extension and its manifest "
+                        "(default: beside the sources)")
+    parser.add_argument("--cpu", default="", help="numba's CPU name to compile for (default: "
+                        "generic code for this architecture; 'host' tunes it to this machine)")
+    args = parser.parse_args(argv)
     try:
-        build(lambda line: print(line, file=sys.stderr, flush=True))
+        build(args.out, args.cpu, lambda line: print(line, file=sys.stderr, flush=True))
     except Exception as exc:  # noqa: BLE001 -- any failure: say it, leave the JIT in charge
         print(f"svmtool: the kernel extension was not built ({type(exc).__name__}: {exc}); "
               "svmtool runs on numba's JIT", file=sys.stderr)
-        sys.exit(1)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

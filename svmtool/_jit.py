@@ -5,16 +5,18 @@ releasing the GIL).  ``njit`` does not compile anything nor import numba: it ret
 :class:`Kernel`, which on each call from Python runs
 
 * the kernel's ahead-of-time compiled twin from svmtool's kernel extension
-  (:mod:`svmtool._aot`, built by ``make`` with ``python -m svmtool._aot_build``) when the
-  extension is current and holds a twin for exactly these argument types -- no numba at all, so a
-  command whose kernels are all there never pays numba's import, target set-up and cache loads;
+  (:mod:`svmtool._aot`, compiled while the wheel is built) when the extension is current and
+  holds a twin for exactly these argument types -- no numba at all, so a command whose kernels
+  are all there never pays numba's import and cache loads;
 * else numba's jitted kernel, numba being imported (once, here) at that moment.
 
-The two are the same function compiled by the same numba for this machine's CPU, so they give
-bit-identical results (tests/test_aot.py trains with both and compares the models byte for byte).
-Inside jitted code a Kernel stands for its numba dispatcher (``_numba_type_``), so kernels call
-kernels, inline them and cache as before.  ``NUMBA_DISABLE_JIT=1`` is honoured by numba itself
-(the kernels then run as plain Python, and the extension is not used).
+The twin is the same function compiled by numba, for any CPU of the wheel's architecture where
+the JIT compiles for this one: kernels of exact IEEE arithmetic give the same bits, fastmath
+kernels (which let LLVM fuse and reorder) may round differently (tests/test_aot.py holds both
+to that).  Inside jitted code a Kernel stands for its numba dispatcher (``_numba_type_``), so
+kernels call kernels, inline them and cache as before.  ``NUMBA_DISABLE_JIT=1`` is honoured by
+numba itself (the kernels then run as plain Python, and the extension is not used).  numba is
+used through its public API only: nothing of it, nor of any other library, is replaced.
 """
 
 import os
@@ -176,27 +178,6 @@ def __getattr__(name):
 # numba, imported and set up on the first kernel that needs it
 # --------------------------------------------------------------------------------------------
 
-def _import_numba():
-    """Import numba without PyYAML when there is nothing for it to read.
-
-    numba's config imports yaml (20-30 ms) only to read a ``.numba_config.yaml`` in the current
-    folder; without that file yaml is hidden during numba's import (and importable again right
-    after), so the configuration numba ends with is the same."""
-    import sys
-
-    hide = "yaml" not in sys.modules and not os.path.isfile(".numba_config.yaml")
-    if hide:
-        sys.modules["yaml"] = None            # `import yaml` raises ImportError meanwhile
-    try:
-        import numba
-        import numba.core.event
-        import numba.np.linalg
-    finally:
-        if hide and sys.modules.get("yaml", 0) is None:
-            del sys.modules["yaml"]
-    return numba
-
-
 def _private_cache_dir():
     """A folder of this user's own under the temporary directory, or None if it cannot be had
     safely (it must be ours and writable by us alone: numba loads code from it)."""
@@ -216,37 +197,62 @@ def _private_cache_dir():
     return path
 
 
+def _writable(folder):
+    """Whether a file can be made in ``folder`` (made first if missing): numba's own test of a
+    cache location."""
+    import tempfile
+
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def _numba_can_cache():
+    """Whether numba, imported now, would find a place for its cache on its own: the
+    ``NUMBA_CACHE_DIR`` it is given, the ``__pycache__`` folders beside svmtool's sources, or
+    the user's cache folder (``$XDG_CACHE_HOME/numba``, ``~/.cache/numba``)."""
+    given = os.environ.get("NUMBA_CACHE_DIR", "").strip()
+    if given:
+        return _writable(given)
+    if _writable(os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__")):
+        return True
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return _writable(os.path.join(home, "numba"))
+
+
 def _choose_cache_location():
-    """Make sure numba has somewhere to keep compiled kernels.
+    """Give numba somewhere to keep compiled kernels, before it is imported.
 
     numba caches beside the sources (``__pycache__``) when it can write there, else in the
-    user's ``~/.cache/numba``, or in ``NUMBA_CACHE_DIR`` when that is set; with none of them
-    writable -- a cron job as a user with no home, on an install it cannot write -- it refuses
-    every ``cache=True`` kernel with a RuntimeError.  Then svmtool uses a private folder under
-    the temporary directory (set as NUMBA_CACHE_DIR, so dask workers started from here share
-    it), and failing that compiles without caching, with one warning.  Returns whether kernels
-    are cached."""
+    user's cache folder, or in ``NUMBA_CACHE_DIR`` when that is set; with none of them writable
+    -- a cron job as a user with no home, on an install it cannot write -- it refuses every
+    ``cache=True`` kernel.  Then svmtool names a private folder under the temporary directory
+    in ``NUMBA_CACHE_DIR`` (numba reads it at its import; dask workers started from here
+    inherit it)."""
+    if not _numba_can_cache():
+        path = _private_cache_dir()
+        if path is not None:
+            os.environ["NUMBA_CACHE_DIR"] = path
+
+
+def _cache_works(numba):
+    """Whether numba accepts ``cache=True`` (after :func:`_choose_cache_location`); if not,
+    kernels are compiled without a cache, with one warning."""
     try:
-        _NUMBA.njit(cache=True)(lambda: 0)
+        numba.njit(cache=True)(lambda: 0)
         return True
     except RuntimeError:
-        pass
-    path = _private_cache_dir()
-    if path is not None:
-        _NUMBA.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"] = path
-        try:
-            _NUMBA.njit(cache=True)(lambda: 0)
-            return True
-        except RuntimeError:
-            pass
-    warnings.warn("numba has nowhere to cache compiled code (the install and ~/.cache are not "
-                  "writable): every run compiles its kernels again; set NUMBA_CACHE_DIR to a "
-                  "folder this user can write")
-    return False
+        warnings.warn("numba has nowhere to cache compiled code (the install and ~/.cache are "
+                      "not writable): every run compiles its kernels again; set "
+                      "NUMBA_CACHE_DIR to a folder this user can write")
+        return False
 
 
 def _start_clocks(event):
-    """numba's event listeners that time its start-up and compilations (see jit_seconds)."""
+    """numba's event listeners that time its first calls and compilations (see jit_seconds)."""
 
     class _WallClock(event.Listener):
         """Wall seconds during which some thread was inside numba events of one kind (nested and
@@ -257,6 +263,7 @@ def _start_clocks(event):
             self._depth = 0
             self._t0 = self._c0 = 0.0
             self.seconds = 0.0
+            self.cpu = 0.0
             self.count = 0
             self.part = part            # the start-up block's part it also counts in, if any
 
@@ -271,20 +278,31 @@ def _start_clocks(event):
                 self._depth -= 1
                 if self._depth == 0:
                     wall = time.perf_counter() - self._t0
+                    cpu = time.process_time() - self._c0
                     self.seconds += wall
+                    self.cpu += cpu
                     self.count += 1
                     if self.part is not None:
-                        _startup.add_kernel(self.part, _kernel_name(event), wall,
-                                            time.process_time() - self._c0)
+                        _startup.add_kernel(self.part, _kernel_name(event), wall, cpu)
 
-    # Where numba's time goes in this process: every first call of a kernel takes numba's
-    # compiler lock (the target's one-time set-up, then a load from the on-disk cache, or a
-    # compilation when the cache has none); compilations are also events of their own.  The CLI
-    # reports compile time apart from training time, and numba's start-up apart from parsing.
+    # Where numba's time goes in this process: every first call of a kernel for new argument
+    # types takes numba's compiler lock (the first one also sets up the CPU target), then loads
+    # the kernel from the on-disk cache or, when the cache has none, compiles it -- and a
+    # compilation is an event of its own.  Lock time less compile time is the cache loads.
     lock_clock, compile_clock = _WallClock(), _WallClock("compile")
     event.register("numba:compiler_lock", lock_clock)
     event.register("numba:compile", compile_clock)
     return lock_clock, compile_clock
+
+
+def cache_loads():
+    """(wall, CPU, count) of numba's loads of cached kernels so far (the first one includes
+    setting up numba's CPU target): its compiler-lock time less its compile time."""
+    if _NUMBA is None:
+        return 0.0, 0.0, 0
+    lock, comp = _CLOCKS
+    return (max(lock.seconds - comp.seconds, 0.0), max(lock.cpu - comp.cpu, 0.0),
+            max(lock.count - comp.count, 0))
 
 
 def _kernel_name(event):
@@ -302,95 +320,6 @@ def jit_seconds():
         return 0.0, 0.0, 0
     compiling = _CLOCKS[1].seconds
     return IMPORT_SECONDS + _CLOCKS[0].seconds - compiling, compiling, _CLOCKS[1].count
-
-
-def _skip_blas_probe():
-    """Keep numba from importing scipy.linalg at start-up.
-
-    When its CPU target first loads, numba imports numba.np.arraymath, which probes for BLAS by
-    importing scipy.linalg.cython_blas: 180-300 ms of every command's start-up, spent for nothing
-    since svmtool's kernels call no BLAS routine.  Importing arraymath here with the probe stubbed
-    out records "BLAS available"; numba's linalg still imports scipy (and checks it) when a kernel
-    really compiles a BLAS call.
-    """
-    import numba.np.linalg as nla
-
-    real = nla.ensure_blas
-    nla.ensure_blas = lambda: None
-    try:
-        import numba.np.arraymath  # noqa: F401
-    finally:
-        nla.ensure_blas = real
-
-
-def _count_cache_loads():
-    """Time numba's loads of cached kernels for the start-up block: the first one also sets up
-    the CPU target (timed apart as ``jit_setup``), every one that finds its kernel in the cache
-    is counted in ``cache_loads`` with its name.  (numba has no event for a cache load; this
-    wraps the one method that does it, and leaves it alone if a numba version lacks it.)"""
-    try:
-        from numba.core import caching
-    except ImportError:
-        return
-    real = getattr(caching.Cache, "load_overload", None)
-    if real is None:
-        return
-    first = [True]
-
-    def load_overload(self, *args, **kwargs):
-        # only clocks around numba's own call: whatever a numba version's signature is, the
-        # load is numba's (a clock that fails is left out, never the load)
-        if first[0]:
-            first[0] = False
-            try:
-                t = _startup.clocks()
-                context = kwargs.get("target_context", args[1] if len(args) > 1 else None)
-                context.refresh()
-                _startup.add_since("jit_setup", t)
-            except Exception:
-                pass
-        t = _startup.clocks()
-        data = real(self, *args, **kwargs)
-        if data is not None:
-            try:
-                func = self._py_func
-                wall, cpu = _startup.clocks()
-                _startup.add_kernel("cache_loads", f"{func.__module__}.{func.__qualname__}",
-                                    wall - t[0], cpu - t[1])
-            except Exception:
-                pass
-        return data
-
-    caching.Cache.load_overload = load_overload
-
-
-def _typeof_arrays_without_numpy_ma():
-    """Type plain arrays without importing numpy.ma.
-
-    On the first call of every kernel numba types its arguments in Python; for an ndarray it
-    first rules out a masked array, and asking for ``numpy.ma`` imports it (20-40 ms of every
-    command's start-up).  A masked array cannot exist before numpy.ma is imported, and an array
-    whose type is exactly ndarray is none; those are typed here (dtype, dimensions, layout,
-    writeability), everything else by numba's own rule."""
-    import sys
-
-    import numpy as np
-    from numba.core import types
-    from numba.core.typing.typeof import typeof_impl
-    from numba.np import numpy_support
-
-    numba_rule = typeof_impl.dispatch(np.ndarray)
-
-    @typeof_impl.register(np.ndarray)
-    def typeof_ndarray(val, c):
-        if type(val) is not np.ndarray and "numpy.ma" in sys.modules:
-            return numba_rule(val, c)
-        try:
-            return types.Array(numpy_support.from_dtype(val.dtype), val.ndim,
-                               numpy_support.map_layout(val), readonly=not val.flags.writeable)
-        except Exception:
-            # an unsupported dtype (numba's own error), or a numba whose types differ: its rule
-            return numba_rule(val, c)
 
 
 def _numba_objects(numba):
@@ -447,17 +376,15 @@ def _load_numba():
         # numba imports scipy's top level (to check its version) when scipy is installed:
         # timed apart
         _startup.timed_import("scipy")
+        _choose_cache_location()
         t_import, c_import = time.perf_counter(), time.process_time()
-        numba = _import_numba()
+        import numba
         from numba.core import event
 
         NUMBA_VERSION = numba.__version__
         _NUMBA = numba
-        CACHING = _choose_cache_location()
+        CACHING = _cache_works(numba)
         _CLOCKS = _start_clocks(event)
-        _skip_blas_probe()
-        _count_cache_loads()
-        _typeof_arrays_without_numpy_ma()
         _REAL.update(_numba_objects(numba))
         IMPORT_SECONDS = time.perf_counter() - t_import
         _startup.add("numba", IMPORT_SECONDS, time.process_time() - c_import)

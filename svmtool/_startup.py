@@ -1,15 +1,23 @@
 """A command's fixed cost, named: the clocks behind ``--report``'s ``startup`` block.
 
-Before its first row a command pays the interpreter's start with svmtool's CLI and click
-(``python``) and numpy's import.  When its kernels come from svmtool's ahead-of-time compiled
-extension (:mod:`svmtool._aot`) it adds only opening that (``aot``: the manifest read, the
-sources' digests checked, the extension imported; with the state, the kernels called that had
-twins, and the calls that went to numba).  Every kernel that has no twin loads numba instead:
-scipy's top level (numba imports it to check its version), numba's import, the CPU target's
-one-time set-up at the first call of a jitted kernel (``jit_setup``: numba registers its typing
-and lowering tables), and one load from the on-disk cache per jitted entry point called
-(``cache_loads``, counted); after an install, compiling what the cache lacks (``compile``,
-counted, once).  A small command that calls no kernel pays only the first two.
+This is the one place that says how a command starts.  Before its first row a command pays the
+interpreter's start with svmtool's CLI and click (``python``) and numpy's import.  Its kernels
+then come from one of two places, chosen per call by :mod:`svmtool._jit`:
+
+* svmtool's kernel extension (:mod:`svmtool._aot`), compiled ahead of time by numba while the
+  wheel is built (``setup.py``, through :mod:`svmtool._aot_build`), or by ``make aot`` in a
+  checkout: opening it is the ``aot`` part (the manifest read, the sources' digests checked,
+  the extension imported), with the state, the kernels called that had twins, and the calls
+  that went to numba;
+* numba's JIT, for a kernel or argument types the extension lacks, or when there is no
+  extension (no compiler at build time, ``SVMTOOL_AOT=0``): scipy's top level (numba imports it
+  to check its version), numba's import (``numba``), and numba's loads of cached kernels
+  (``cache_loads``, counted: numba's compiler-lock time less its compile time, the first
+  including the CPU target's one-time set-up); after an install, compiling what the cache lacks
+  (``compile``, counted, once).
+
+A small input (a few hundred rows) runs the pure-Python twins of the reader and of dual CD and
+calls no kernel at all: it pays only the first two parts.
 
 Every part is kept as wall and CPU seconds (the CPU seconds are steadier on a busy machine).
 This module imports only the standard library, so the CLI reads it in any process;
@@ -23,7 +31,7 @@ import time
 # part -> [wall seconds, CPU seconds, count]
 _PARTS = {}
 # the order of the block, and which parts make the fixed cost (the sum)
-FIXED = ("python", "numpy", "aot", "scipy", "numba", "jit_setup", "cache_loads")
+FIXED = ("python", "numpy", "aot", "scipy", "numba", "cache_loads")
 
 
 def clocks():
@@ -95,8 +103,8 @@ def own_since(start):
 
 def _numba_total():
     wall = cpu = 0.0
-    for part in ("scipy", "numba", "jit_setup", "cache_loads", "compile"):
-        w, c, _ = _PARTS.get(part, (0.0, 0.0, 0))
+    for part in ("scipy", "numba", "cache_loads", "compile"):
+        w, c, _ = seconds(part)
         wall += w
         cpu += c
     return wall, cpu
@@ -104,8 +112,15 @@ def _numba_total():
 
 def seconds(part):
     """(wall, CPU, count) of ``part`` so far; zeros if it never happened."""
+    if part == "cache_loads":
+        return _cache_loads()
     wall, cpu, count = _PARTS.get(part, (0.0, 0.0, 0))
     return wall, cpu, count
+
+
+def _cache_loads():
+    jit = sys.modules.get("svmtool._jit")
+    return jit.cache_loads() if jit is not None and "numba" in _PARTS else (0.0, 0.0, 0)
 
 
 def block(parse=None):
@@ -118,9 +133,9 @@ def block(parse=None):
     out = {}
     total = [0.0, 0.0]
     for part in FIXED + ("compile",):
-        if part not in _PARTS:
+        wall, cpu, count = seconds(part)
+        if part not in _PARTS and not (part == "cache_loads" and count):
             continue
-        wall, cpu, count = _PARTS[part]
         entry = {"wall": round(wall, 6), "cpu": round(cpu, 6)}
         if part in ("cache_loads", "compile"):
             entry["count"] = count
@@ -149,6 +164,6 @@ _NAMES = {}
 
 
 def add_kernel(part, name, wall, cpu):
-    """One kernel loaded from the cache or compiled (``part``: cache_loads or compile)."""
+    """One kernel compiled (``part``: compile), with its name."""
     add(part, wall, cpu)
     _NAMES.setdefault(part, []).append(name)

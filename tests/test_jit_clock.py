@@ -61,22 +61,20 @@ def test_report_startup_block_of_a_numba_free_run(tmp_path):
 
 
 def test_report_startup_block_counts_numba_and_its_cache_loads(tmp_path):
-    # the kernel solver on numba's JIT (the kernel extension turned off): numba's import, its
-    # set-up, and each kernel's load from the cache (the first run of a fresh install may
-    # compile instead: counted apart)
+    # the kernel solver on numba's JIT (the kernel extension turned off): numba's import and
+    # its loads of cached kernels, counted (the first run of a fresh install may compile
+    # instead: counted apart)
     import os
 
     jit = dict(os.environ, SVMTOOL_AOT="0")
     _startup_block(tmp_path, "-s", "kernel", env=jit)
     block = _startup_block(tmp_path, "-s", "kernel", env=jit)
     assert block["aot"]["state"] == "off"
-    for part in ("numba", "jit_setup", "cache_loads"):
+    for part in ("numba", "cache_loads"):
         assert block[part]["wall"] > 0, block
-    loads = block["cache_loads"]
-    assert loads["count"] == len(loads["kernels"]) >= 1
-    assert all(name.startswith("svmtool.") for name in loads["kernels"])
+    assert block["cache_loads"]["count"] >= 1
     assert "compile" not in block          # the second run finds every kernel in the cache
-    parts = ("python", "numpy", "aot", "scipy", "numba", "jit_setup", "cache_loads")
+    parts = ("python", "numpy", "aot", "scipy", "numba", "cache_loads")
     assert abs(block["fixed"]["wall"] - sum(block[p]["wall"] for p in parts if p in block)) < 1e-5
 
 
@@ -88,6 +86,6 @@ def test_report_startup_block_of_a_run_on_the_kernel_extension(tmp_path):
     block = _startup_block(tmp_path, "-s", "kernel")
     assert block["aot"]["state"] == "used" and block["aot"]["kernels"] >= 1, block
     assert "misses" not in block["aot"], block
-    assert not {"scipy", "numba", "jit_setup", "cache_loads", "compile"} & set(block), block
+    assert not {"scipy", "numba", "cache_loads", "compile"} & set(block), block
     parts = ("python", "numpy", "aot")
     assert abs(block["fixed"]["wall"] - sum(block[p]["wall"] for p in parts)) < 1e-5

@@ -1,0 +1,70 @@
+"""svmtool's build: the pure-Python package (pyproject.toml says what it is) and its kernel
+extension, compiled while the wheel is built.
+
+The extension (``svmtool/_kernels_aot*.so`` and its manifest ``_kernels_aot.json``) is made by
+``python -m svmtool._aot_build`` run in a child process of this build, from the sources being
+built, with the build environment's numba (pyproject.toml's ``[build-system]``): see
+svmtool/_aot_build.py for what it compiles and svmtool/_startup.py for what it buys.  It is an
+optional part: without a C compiler, or with a numba that cannot compile it, the build says so in
+one line and the wheel holds the package alone, which runs every kernel on numba's JIT.
+``SVMTOOL_BUILD_KERNELS=0`` leaves it out on purpose (``make`` does, for its editable install,
+and builds the extension in the checkout with ``make aot``).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MANIFEST = "_kernels_aot.json"
+
+
+def _say(line):
+    print(f"svmtool: {line}", file=sys.stderr, flush=True)
+
+
+class BuildKernels(build_ext):
+    """build_ext for the one extension there is: its file is made by svmtool._aot_build."""
+
+    def build_extension(self, ext):
+        target = self.get_ext_fullpath(ext.name)
+        out = os.path.dirname(os.path.abspath(target))
+        if os.environ.get("SVMTOOL_BUILD_KERNELS", "1").strip() == "0":
+            _say("SVMTOOL_BUILD_KERNELS=0: building without the kernel extension "
+                 "(kernels run on numba's JIT)")
+            return
+        work = tempfile.mkdtemp(prefix="svmtool-build-")
+        env = dict(os.environ,
+                   PYTHONPATH=os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH"))
+                                              if p),
+                   NUMBA_CACHE_DIR=os.path.join(work, "numba-cache"))
+        try:
+            done = subprocess.run([sys.executable, "-m", "svmtool._aot_build", "--out", out],
+                                  cwd=work, env=env, check=False)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        if done.returncode != 0 or not os.path.exists(target):
+            _say("building without the kernel extension (see the line above): svmtool works, "
+                 "its kernels compiled by numba's JIT on first use instead")
+            for name in (target, os.path.join(out, MANIFEST)):
+                if os.path.exists(name):
+                    os.unlink(name)
+
+    def copy_extensions_to_source(self):
+        # an editable install: the manifest goes beside the extension it describes
+        super().copy_extensions_to_source()
+        for regular, inplace in self.get_output_mapping().items():
+            made = os.path.join(os.path.dirname(regular), MANIFEST)
+            if os.path.exists(made) and os.path.exists(inplace):
+                self.copy_file(made, os.path.join(os.path.dirname(inplace), MANIFEST))
+
+
+setup(
+    ext_modules=[Extension("svmtool._kernels_aot", sources=[], optional=True)],
+    cmdclass={"build_ext": BuildKernels},
+)
