@@ -20,7 +20,7 @@ today's solution.  What a solver can start from is said by its registry entry (`
   default tolerance is far enough from the optimum that the margin alpha rebuilds a much
   longer ``w`` -- so ``DcdParams.warm_start`` defaults to ``"cold"``:
   the model is checked (kind, classes) and the dual solvers start from zero;
-* ``alpha`` of the kernel solvers (kernel, dcsvm): :func:`kernel_start` gives every row of the new
+* ``alpha`` of the kernel solvers (kernel, dcsvm): :class:`KernelStart` gives every row of the new
   data that equals a support vector of the old model (by content: its indices and values) that
   vector's alpha in the pair; every other row starts at 0.
 
