@@ -32,7 +32,9 @@ _RANGE = rf"{_NUM}(?:\s*(?:-|to)\s*\+?{_NUM})?"
 
 PATTERNS = {
     # durations: "0.3 s", "20-30 ms", "50 us", "2.4 min"
-    "seconds": re.compile(rf"(?<![\w.-]){_RANGE}(?:\s*(?:ms|us|µs|min)|\s+(?:s|sec))\b(?!-)"),
+    "seconds": re.compile(
+        rf"(?<![\w.-]){_RANGE}(?:\s*(?:ms|us|µs|min)|\s+(?:s|sec|seconds|milliseconds"
+        rf"|microseconds|minutes))\b(?!-)|(?<![\w.])\d+\.\d+s\b"),
     # ratios: "1.6x faster", "2.2-2.9x", "10x fewer"; not a version ("LIBLINEAR 2.4x", "2.4x-2.50")
     "ratio": re.compile(rf"(?<!LIBLINEAR )(?<!LIBSVM )(?<![\w.]){_RANGE}x\b(?!-\d)"),
     # "N times faster", "N% slower", "faster by N"
@@ -106,6 +108,8 @@ SAMPLES_MEASURED = [
     "test accuracy 98.31-98.74%, mean 98.53%",
     "it ran 3 times faster",
     "a partition into 64 clusters lost 2.4 points of accuracy",
+    "the import took 0.3s",
+    "solving took 2 seconds",
 ]
 
 SAMPLES_FACTS = [
