@@ -161,9 +161,9 @@ class DcdParams:
     # runtime: the work the pure-Python loop may still do in this training run (a one-element
     # list, shared by the run's fits; see svmtool.solvers.dual_cd.dcd); None: a fit's own
     python_work: Any = field(default=None, compare=False, repr=False)
-    # the alpha --init-model's w gives (svmtool.solvers.common.warm.dual_start); measured on the
-    # nightly a9a scenario (now svmtool bench --suite warm-start) every variant lost to cold
-    # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
+    # the alpha --init-model's w gives (svmtool.solvers.common.warm.dual_start); on the nightly
+    # a9a scenario every variant took at least as long as cold (measured by svmtool bench
+    # --suite warm-start, its section of BENCHMARKS.md)
     warm_start: str = "cold"
 
     def check(self) -> Optional[str]:

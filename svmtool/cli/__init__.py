@@ -215,7 +215,8 @@ def _run(args):
 
 def main(args=None):
     # svmtool's kernels are its own loops; numpy's BLAS threads only get in the way (on a busy
-    # 2-core machine a threaded 60k-element dot product took 100x a plain loop)
+    # machine a threaded dot product of one row's length waits for its woken threads and takes
+    # many times a plain loop)
     for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     code = run(args)

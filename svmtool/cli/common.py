@@ -69,7 +69,7 @@ def jit_since(before):
 
 
 def timed_note(seconds, jit, what=None):
-    """'in 0.245 s (WHAT; +0.410 s numba start-up)' -- a span's own seconds, numba's set-up and
+    """'in S s (WHAT; +J s numba start-up)' -- a span's own seconds, numba's set-up and
     compilation (``jit``: a :func:`jit_since` result) said apart, the way `read` and `trained`
     lines print them.  Compilation happens once after an install; the start-up on every run
     that loads numba."""

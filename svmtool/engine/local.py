@@ -44,8 +44,8 @@ API (what other solvers can build on)::
 ``orc.indices``.
 
 The hot passes use "group" kernels instead, which loop over a thread's blocks themselves, so a
-pass costs one jitted call per thread rather than one per block (the per-call overhead was 12% of
-a pass on a9a with 8 blocks)::
+pass costs one jitted call per thread rather than one per block (a call's fixed overhead is
+a visible share of a pass over a small data set cut into many blocks)::
 
     orc.run_groups(gkernel, *args)          gkernel(indptr, indices, data, bounds, b0, b1, *args)
                                             for each thread's block range [b0, b1)
@@ -109,8 +109,8 @@ def core_free():
     """Whether another core is idle now: the load average of the last minute (which counts
     this process's running thread) at most the cores less one half.  For work that pays for
     a second thread only when it gets a core of its own (a thread waiting for a busy core
-    turns the split into a loss: OCAS on news20 at load 4-5 on two cores, 0.9 s more CPU and
-    0.65 s more wall with the working set's passes split)."""
+    turns the split into a loss: OCAS on news20 on two busy cores spent more CPU and more wall
+    time with the working set's passes split than without)."""
     if _IDLE.is_set():
         return True
     try:

@@ -1,17 +1,16 @@
 """Pure-Python svmlight/libsvm parser for small inputs: no numba, same results as the jitted one.
 
-Importing numba and loading the cached kernels of :mod:`svmtool.io._parse` costs about 0.2-0.4 s,
-far more than parsing a few hundred KB takes; :func:`parse_bytes` parses such inputs with the
-standard library and numpy only.  Measured (fresh processes, warm caches): heart_scale read and
-trained in 0.15 s on the pure paths against 0.36 s on the jitted ones; a9a (2.3 MB, above
-``PY_PARSE_LIMIT``) goes to the jitted parser, 0.24 s here against 0.36 s there including numba's
-start, which the training that follows needs anyway.  Its behaviour is, on any input, exactly the jitted parser's
-(as seen through :func:`svmtool.io.svmlight.load_svmlight`): the same arrays bit for bit, or the
-same :class:`~svmtool.errors.DataFormatError` (same line, same reason).  The grammar and its
-quirks are described in :mod:`svmtool.io._parse`; the status codes and messages live in
-:mod:`svmtool.io._grammar`.
+Importing numba and loading the cached kernels of :mod:`svmtool.io._parse` costs far more than
+parsing a few hundred KB takes (numba's start-up is measured in BENCHMARKS.md, "Against the C
+programs"); :func:`parse_bytes` parses such inputs with the standard library and numpy only, so
+that a command on a small file never loads numba.  Files above ``PY_PARSE_LIMIT`` go to the
+jitted parser, whose start the training that follows needs anyway.  Its behaviour is, on any
+input, exactly the jitted parser's (as seen through :func:`svmtool.io.svmlight.load_svmlight`):
+the same arrays bit for bit, or the same :class:`~svmtool.errors.DataFormatError` (same line,
+same reason).  The grammar and its quirks are described in :mod:`svmtool.io._parse`; the status
+codes and messages live in :mod:`svmtool.io._grammar`.
 
-How it stays fast (10-15 MB/s on ordinary files) and exact:
+How it stays fast (one regular expression per input, not a Python loop per token) and exact:
 
 * fast path (:func:`_parse_fast`): one regular expression over the whole input matches every line
   (label, an optional ``qid`` first, ``index:value`` items with indices of at most 18 digits, an

@@ -27,7 +27,7 @@ Early-prediction model (svmtool's own text format, first line ``svmtool_early_mo
 A row x gets, per pair, the decision value of the local model of its nearest centre (eq. 11 of
 Hsieh et al. 2014); pairs vote as in LIBSVM.  The rows' feature values are written in the shortest
 form that reads back the same double (Python's ``repr``: for values read from text, their own
-digits, about half the bytes of ``%.17g`` and 40% less time), other numbers with ``%.17g``.
+digits, shorter than ``%.17g`` and quicker to write), other numbers with ``%.17g``.
 
 A multi-class early model with one clustering for all pairs (svmtool.solvers.dcsvm.early_ovo) has,
 after the same header up to ``nr_pair``, one ``shared_clusters`` block instead of the pair blocks::

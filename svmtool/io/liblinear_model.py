@@ -35,8 +35,8 @@ def liblinear_text(model: LinearModel) -> str:
 def _weight_lines(w):
     """The ``w`` section's lines: each row's numbers as ``%.17g``, each followed by a space.
 
-    Formatting a double this way costs Python about 0.4 us, and the models of sparse data are
-    mostly zeros (news20's 20-class model: 72% of its 1.24 million weights), so only the
+    Formatting a double this way is the costly step in Python, and the models of sparse data
+    are mostly zeros (most of the weights of news20's 20-class model), so only the
     non-zero numbers are formatted; a zero (but not -0.0, which prints as "-0") is the string
     "0" that ``%.17g`` would give.
     """
@@ -163,7 +163,7 @@ def _read_weights(lines, w_line, n_rows, nr_w, name):
         if any("_" in line for line in body):       # float() would take "1_0"; LIBLINEAR not
             raise ValueError
         # most weights of a sparse problem's model are written as "0" (see _weight_lines):
-        # only the others go through float(), about 0.5 us each for 17 digits
+        # only the others go through float(), the costly step per value
         w = np.zeros(len(flat), dtype=np.float64)
         nonzero = [i for i, t in enumerate(flat) if t != "0"]
         w[nonzero] = list(map(float, [flat[i] for i in nonzero]))

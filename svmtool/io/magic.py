@@ -1,6 +1,7 @@
 """What a data file is, told by its first bytes, without importing the readers: a binary cache
 (:mod:`svmtool.io.cache`), a shard index (:mod:`svmtool.io.shards`) or text.  The readers of
-caches and shards cost a command that reads text 10-20 ms to import; this module costs none."""
+caches and shards take a command that reads text time to import; this module imports nothing
+beyond the standard library."""
 
 import os
 

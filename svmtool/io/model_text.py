@@ -103,9 +103,8 @@ def sv_lines(rows, prefixes, value_fmt="%.17g"):
     (``%.17g``; ``%r``, the shortest text that reads back the same double, is shorter and
     faster for values read from text).
 
-    All rows in one formatting operation (one format string, one flat tuple): the per-value
-    generator and join it replaces took 1.7x as long (0.09 s for the 4,300 rows of an ijcnn1
-    early model), the text is the same."""
+    All rows in one formatting operation (one format string, one flat tuple), not a generator
+    and join per value: one call into the formatter instead of one per value, the same text."""
     import numpy as np
 
     ip, ix, dt = rows.indptr, rows.indices, rows.data

@@ -35,13 +35,13 @@ _SMALL = 1 << 20           # below this size a single thread parses the whole in
 # small file then pays no JIT start-up at all
 PY_PARSE_LIMIT = 256 << 10
 # A caller that will not load numba afterwards (predict with a linear model, whose decision
-# values numpy computes up to a million stored values) may pass this larger limit: the Python
-# parser reads 0.05-0.06 s a MB here, numba's import and first cached call cost about 0.3 s, so
-# up to a few MB the Python parser finishes first.
+# values numpy computes up to a million stored values) may pass this larger limit: up to a few
+# MB the Python parser finishes before numba's import and first cached call would (numba's
+# start-up: BENCHMARKS.md, "Against the C programs").
 PY_PARSE_LIMIT_NO_JIT = 4 << 20
 # A training run whose solver runs small problems without numba (dual CD: up to 200,000 stored
 # entries, 1-2 MB of text) reads up to this size with the Python parser: such a run then never
-# loads numba (an input of 0.3-1 MB used to load it for the parsing alone).
+# loads numba (an input between the two limits used to load it for the parsing alone).
 PY_PARSE_LIMIT_NUMBA_FREE = 1 << 20
 
 
@@ -444,8 +444,8 @@ def load_data(source, *, zero_based=False, n_features=None, comments=False, thre
               progress=False, mmap=True, verify=True, python_limit=PY_PARSE_LIMIT):
     """Load a data set from svmlight text (any compression, or stdin) or a binary cache.
 
-    A cache's checksum and structure are verified (``verify``; one pass over the arrays at
-    about 1.5 GB/s, which training touches anyway): a bit flipped on disk is an error, not a
+    A cache's checksum and structure are verified (``verify``; one sequential pass over the
+    arrays, which training touches anyway): a bit flipped on disk is an error, not a
     silently different model.
 
     A shard index (``svmtool convert --shards N``) is read as one problem, its shards one after

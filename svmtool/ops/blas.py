@@ -3,8 +3,8 @@
 The dense kernel blocks (:func:`svmtool.ops.kernels.dense_pieces`) are computed by pieces that
 fit in a core's cache, one BLAS product each, shared among svmtool's threads.  A multi-threaded
 OpenBLAS would start its own threads inside every one of those small products and the two kinds
-of threads would fight over the cores (measured on ijcnn1: two of our threads 1.2x *slower*
-than one).  OpenBLAS, as bundled with numpy wheels, has a process-wide thread count that can be
+of threads would fight over the cores (on ijcnn1 two of our threads then ran *slower* than
+one).  OpenBLAS, as bundled with numpy wheels, has a process-wide thread count that can be
 set through ctypes; this module finds it among numpy's bundled libraries.  When it cannot (numpy
 built against another BLAS), :func:`blas_single_thread` yields False and the callers use a single
 thread of their own.

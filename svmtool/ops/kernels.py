@@ -249,7 +249,8 @@ def symmetric_block_dense(D, sq, rows, ktype, gamma, coef0, degree, kbias, out):
     """out = K(D[rows], D[rows]) for dense rows, in one call without the GIL (DC-SVM's many
     small cluster blocks without per-block Python).  The lower triangle row by row: dot
     products along the row over a feature-major copy of the rows (contiguous, so the loop is
-    vector code; a dot product per value is one chain of dependent additions, 4x slower),
+    vector code; a dot product per value is one chain of dependent additions, several times
+    slower),
     then the kernel (rbf through :func:`exp_nonpositive`), then mirrored."""
     m = rows.shape[0]
     d = D.shape[1]
@@ -406,8 +407,8 @@ def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out
 # piece, its operands and the result of consuming it stay in a core's L2 cache), each piece
 # by one BLAS product of *augmented* rows whose result is already the kernel's inner argument,
 # so the element-wise work is one or two passes (for rbf: min(., 0) and exp).  Against a BLAS
-# product of the plain rows followed by five numpy passes over a 64 MB block, this made the
-# gradient rebuilds and the k-means assignment of DC-SVM 2-3x faster (ijcnn1).
+# product of the plain rows followed by five numpy passes over the whole block, this does a
+# fraction of the memory traffic in DC-SVM's gradient rebuilds and k-means assignment.
 _PIECE_VALUES = 1 << 16
 # blocks at least this large (in values) go that way; smaller ones by the jitted loops
 BLAS_MIN_BLOCK = 4096

@@ -65,9 +65,9 @@ def rbf_row32(denseT32, i, n, gamma, tmp, bits):
     over the feature-major float32 copy ``denseT32`` (the differences, not the expansion
     |x|^2 + |z|^2 - 2 x'z: no cancellation); ``bits``: int32 work array of at least n.  The
     relative error of a value is below 6e-7 x max(1, gamma |x_i - x_t|^2) (the float32 sum of
-    the squared differences; measured at most 4.3e-7 x on rows of 22 uniform features), and
-    the row 2.2-2.9x faster than the double one (:func:`svmtool.ops.kernels.dense_kernel_row`)
-    at ijcnn1's 22 features."""
+    the squared differences), and the row is computed at twice the values per vector
+    instruction of the double one (:func:`svmtool.ops.kernels.dense_kernel_row`); DC-SVM's
+    early level gains by it (the whole commands' times: BENCHMARKS.md, "Suite `dcsvm-e2e`")."""
     sq_dist_row(denseT32, i, n, tmp)
     g = _F32(-gamma)
     for t in range(n):
@@ -186,9 +186,8 @@ def rbf_blocks32(A, rows_a, P, points, kernel, consume, threads=None):
     step = max(8, 2 * _PIECE_VALUES // max(m, 1))
     # the rows' augmented float32 copies are made by numpy a chunk of pieces at a time: numpy
     # holds the GIL, so few and large steps let the threads run apart, the copies stay in the
-    # core's cache and their memory bounded (the clustering pass, 120,000 rows against 1,000
-    # points on two threads: 0.31 s augmenting each piece, 0.22 s all rows at once, 0.14-0.17 s
-    # by chunks)
+    # core's cache and their memory bounded (on DC-SVM's clustering pass this beat both
+    # augmenting each piece apart and all rows at once)
     chunk = 32 * step
 
     def part(start, stop):
@@ -218,8 +217,8 @@ def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
 
     The nearest centre compares such sums; exp and the segment sums are one jitted pass over
     each float32 piece.  The sums' relative error is about 1e-5 at most where gamma |x|^2 is
-    about 10; DC-SVM's clustering pass (120,000 rows against 1,000 points, two threads) took
-    0.42-0.45 s in double precision, 0.14-0.17 s this way."""
+    about 10; DC-SVM's clustering pass is several times quicker this way than in double
+    precision (its levels' times: BENCHMARKS.md, "Suite `dcsvm-levels`")."""
     kk = len(seg) - 1
 
     def sums(lo, hi, blk):

@@ -14,7 +14,8 @@ a solver that follows LIBSVM's steps this gives svm-train -v's rate cell for cel
 
 glibc's ``rand()`` is the additive feedback generator of
 :func:`svmtool.solvers.common.rng.glibc_rand_state` (r_k = r_{k-3} + r_{k-31} mod 2^32, output
-r_k >> 1); one value per row is drawn here in plain Python (about 0.3 s per million rows).
+r_k >> 1); one value per row is drawn here in plain Python (linear in the rows, a small cost
+beside the folds' training).
 """
 
 import numpy as np

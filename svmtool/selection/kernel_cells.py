@@ -269,7 +269,7 @@ class KernelGrid:
             a0, kw = _c_seed(same_fold, Cv)
             seed = "c"
         # a seeded start shrinks at once: most variables are at their bounds already (on
-        # ijcnn1's grid 10% more iterations, 20% less time than after LIBSVM's 1000)
+        # ijcnn1's grid a few more iterations, less time than after LIBSVM's 1000)
         res = smo.solve(kd, fp.xi, fp.yb, -np.ones(m), Cv, a0, eps=self.eps,
                         shrinking=self.shrinking, cache_mb=self.cache_mb, rows=cache,
                         shrink_first=seed != "cold", **kw)

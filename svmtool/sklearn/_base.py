@@ -7,9 +7,10 @@ Classifiers train on label *codes*, never on the user's labels: with two classes
 ``classes_[0]`` and +1 for ``classes_[1]``, with more, ``k`` for ``classes_[k]``.  svmtool groups
 a {-1, +1} problem with +1 first, so a binary model's decision value is already scikit-learn's
 (positive means ``classes_[1]``); with more classes the model's columns (one-vs-rest) or pairs
-(one-vs-one) are put in the order of ``classes_`` by :func:`class_positions`.  ``save`` writes
-the user's labels back into the file, ``load`` turns them into codes again, so a model file
-means the same to the C programs, to ``svmtool predict`` and to the estimator.
+(one-vs-one) are put in the order of ``classes_`` through the positions that
+:meth:`ClassifierCodes._set_positions` records.  ``save`` writes the user's labels back into
+the file, ``load`` turns them into codes again, so a model file means the same to the C
+programs, to ``svmtool predict`` and to the estimator.
 """
 
 import copy

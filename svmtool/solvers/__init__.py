@@ -239,17 +239,12 @@ register(SolverSpec(
 
 # -- kernel SVMs, one-vs-one as LIBSVM, LIBSVM model files ---------------------------------------
 # -B default of the kernel solvers on the command line: 1, a kernel bias K + 1 (< 0 would be
-# problem (1) of the DC-SVM paper, no bias).  Measured (rbf, test accuracy without / with -B 1,
-# 3 seeds each, with the two-variable CD steps):
-#   ijcnn1 full, C 32 g 2: exact 98.40 / 98.70 (LIBSVM, which has a bias: 98.70); early
-#     (64 clusters) 97.59-98.65 / 98.57-98.67 -- without a bias the local models of the early
-#     prediction are erratic, with it every seed is within 0.15 of LIBSVM;
-#   ijcnn1 10k-row sample: exact 98.12 / 97.96, early 97.38 / 97.31 (means);
-#   a9a 10k rows (C 1, g 0.05): 84.75 / 84.75, early 83.08 / 83.09; w8a 10k rows (C 8):
-#     97.82 / 97.85; letter (C 8, g 2): 97.86 / 97.88; mushrooms (6000 rows): 99.95 / 99.95.
-# Equal or better everywhere but the 10k ijcnn1 sample, the same model class as LIBSVM (its
-# users get what they expect), and since the two-variable steps the bias no longer slows the
-# solver down (ijcnn1: 5.96 s with it, 6.32 s without).  -B -1 gives the paper's problem.
+# problem (1) of the DC-SVM paper, no bias).  The test accuracy with and without it on ijcnn1,
+# a9a, w8a, letter and mushrooms, exact and early, is measured by `svmtool bench --suite
+# kernel-bias` (its section of BENCHMARKS.md): with the bias, equal or better everywhere but a
+# 10k-row sample of ijcnn1, and the early prediction's local models steady across seeds (erratic
+# without).  It is the same model class as LIBSVM (its users get what they expect), and since the
+# two-variable steps the bias no longer slows the solver down.  -B -1 gives the paper's problem.
 KERNEL_DEFAULT_BIAS = 1.0
 
 _KERNEL = dict(liblinear_type="c_svc", default_eps=1e-3, kind="kernel",

@@ -16,10 +16,10 @@ except ImportError:
 # The rows are visited in random order, so each visit starts with cache misses (the row's
 # indptr, alpha, qd and y entries, then its indices and data).  The permutation is known in
 # advance: while row s is processed, the per-row entries of row s + _PF_FAR and the stored
-# entries of row s + _PF_NEAR are requested.  With a prefetch instruction from svmtool._jit this
-# halved the time on a9a and ijcnn1; without it, plain loads whose values are summed into a
-# sink (a "touch") do part of the same (the out-of-order core overlaps them with the work on
-# the current row), 10-25% on a9a.  Either way only reads, so results are unchanged.
+# entries of row s + _PF_NEAR are requested.  With a prefetch instruction from svmtool._jit the
+# misses overlap the work on earlier rows; without it, plain loads whose values are summed into
+# a sink (a "touch") do part of the same (the out-of-order core overlaps them with the work on
+# the current row).  Either way only reads, so results are unchanged.
 
 if _jit_prefetch is not None:
     HAVE_PREFETCH = True
@@ -46,7 +46,7 @@ _PF_LINE = np.uint64(8)    # float64 entries per 64-byte cache line
 def pf_row(indptr, indices, data, r):
     """Request the first stored entries of row ``r`` (``indptr`` uint64): its first indices and
     two cache lines of its values, for the other coordinate-descent loops (the loop below keeps
-    the same lines written out: through this helper it ran 5-10% slower on a9a).  Returns 0 (the
+    the same lines written out: through this helper it ran slower on a9a).  Returns 0 (the
     loaded values when there is no prefetch instruction: the caller adds them into a sink that
     it stores, so they stay)."""
     sink = 0.0

@@ -3,7 +3,7 @@ replay driver and the CSR arrays with unsigned index types.
 
 A jitted loop runs a batch of outer iterations per call (until a work budget or its history
 buffer is full) and records one history row per iteration; the Python driver calls it again
-until its stopping flag is set (:func:`batches`) and replays the history to the callback, one
+until its stopping flag is set (:class:`Batches`) and replays the history to the callback, one
 call per outer iteration (:func:`replay`), so that progress bars and traces see every iteration
 at the cost of one Python call per batch.
 """

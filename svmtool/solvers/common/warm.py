@@ -15,12 +15,12 @@ today's solution.  What a solver can start from is said by its registry entry (`
   for the L1 loss a dual point is ``alpha_i = C_i`` where the margin is below 1 and 0 above it,
   the rows on the margin being the free ones (Tsai, Lin and Lin, "Incremental and decremental
   training for linear classification", KDD 2014, section 3).  The solver rebuilds ``w`` from
-  this ``alpha``.  Measured on the nightly scenario (a9a with 5% of its rows replaced; now
+  this ``alpha``.  On the nightly scenario (a9a with a few of its rows replaced; measured by
   ``svmtool bench --suite warm-start``) no variant beat a cold start -- a model stopped at the
   default tolerance is far enough from the optimum that the margin alpha rebuilds a much
-  longer ``w`` (2.4 against 716 on a9a) -- so ``DcdParams.warm_start`` defaults to ``"cold"``:
+  longer ``w`` -- so ``DcdParams.warm_start`` defaults to ``"cold"``:
   the model is checked (kind, classes) and the dual solvers start from zero;
-* ``alpha`` of the kernel solvers (kernel, dcsvm): :func:`kernel_start` gives every row of the new
+* ``alpha`` of the kernel solvers (kernel, dcsvm): :class:`KernelStart` gives every row of the new
   data that equals a support vector of the old model (by content: its indices and values) that
   vector's alpha in the pair; every other row starts at 0.
 

@@ -16,11 +16,11 @@ Three strategies (Arnosti 2010, "Reducing training time for linear SVMs"):
   passes, then a quickselect over the few of one bucket; the same rounds run on a dask cluster
   as one histogram per shard), for Crammer-Singer by quickselect-style partitioning of the
   stored kinks (:func:`_exact_select`, O(n) expected).  Both give the same point as the walk up
-  to the rounding of the sums of the jumps.  On a9a (eps 0.001) the line search took 0.18 s of
-  OCAS's 0.35 s with the sort and 0.075 s of 0.24 s by partitioning; by histograms, on 10M
-  rows, about 0.04 s a pass.  ``sorted`` keeps OCAS's walk (Arnosti's baseline; it stores every
-  breakpoint, 16 bytes a row).  (Multi-class: the kinks of each row's upper envelope of K
-  lines, then the same search.)
+  to the rounding of the sums of the jumps.  With the sort the line search was about half of
+  OCAS's time on a9a (eps 0.001), by selection a small share (``svmtool bench --suite
+  ocas-split`` measures it: BENCHMARKS.md, "Suite `ocas-split`").  ``sorted`` keeps OCAS's
+  walk (Arnosti's baseline; it stores every breakpoint, 16 bytes a row).  (Multi-class: the
+  kinks of each row's upper envelope of K lines, then the same search.)
 * ``gca2`` -- Arnosti's modified grid search (Algorithm 2): up to three truncated passes with steps
   ``beta``, ``beta^2``, ``beta^3`` (``beta = 0.2``), each walking right while ``f`` decreases,
   started around the previous ``mu``; the coarse passes are skipped when the *uncertainty* is

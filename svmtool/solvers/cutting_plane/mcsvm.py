@@ -20,8 +20,8 @@ Sonnenburg, JMLR 2009, the multi-class OCAS; Arnosti 2010 for the line searches)
 ``W`` is kept flat (feature-major, ``W[j, m]`` at ``j K + m``) as LIBLINEAR's model file lays it
 out; the result's ``w`` has shape ``(n_features, K)`` and the model is written as MCSVM_CS.
 Dense cuts take ``n_features K`` numbers each: nothing for letter-like data, the bulk of the
-memory on news20 (62,061 x 20 per cut: 405 MB peak for the whole run, 906 iterations, 2.4 min,
-against LIBLINEAR -s 4's 38 MB and 6.8 min on this machine).
+memory on news20 (62,061 x 20 numbers per cut: there the run needs an order of magnitude more
+memory than LIBLINEAR -s 4, and less time).
 """
 
 import numpy as np

@@ -23,7 +23,8 @@ iteration costs two row passes plus the sort.  The rest is ``-s cp``'s driver
 violation of the most violated constraint in units of the average pair loss, so ``F(w) - F(w*) <=
 eps C m``.
 
-No bias (it cancels in every pair).  Returns :class:`SolverResult` with ``extra["pairs"] = m``.
+No bias (it cancels in every pair).  Returns
+:class:`~svmtool.solvers.common.result.SolverResult` with ``extra["pairs"] = m``.
 """
 
 import numpy as np

@@ -181,7 +181,7 @@ class WorkingSet:
     Cuts are kept as dense rows when the dimension is small (``dim <= dense_limit``: one BLAS
     call per update) and otherwise in a sparse arena, one (indices, values) segment per cut in
     two growing arrays: a cut built from the violators of text data touches a few per cent of
-    the features (median 2-3% on news20).  The working-set algebra then runs in jitted passes
+    the features (news20's among them).  The working-set algebra then runs in jitted passes
     over the arena's non-zeros: a new row of ``H`` is one pass, and ``w = -sum alpha_j a_j`` is
     kept up to date by adding only the cuts whose ``alpha`` changed since the last call (a full
     recomputation every ``REFRESH`` calls and after every pruning bounds the rounding drift).
@@ -203,7 +203,7 @@ class WorkingSet:
             self.A = np.zeros((cap, self.dim), dtype=np.float64)   # row 0 stays zero
         else:
             # unsigned features and (in the kernels) segment limits: numba then leaves out the
-            # negative-index checks of every access (the arena's passes 1.4-1.8x faster)
+            # negative-index checks of every access (the arena's passes run faster for it)
             idx_dtype = np.uint32 if self.dim < 2**32 else np.uint64
             self.idx = np.zeros(1024, dtype=idx_dtype)
             self.val = np.zeros(1024, dtype=np.float64)

@@ -19,12 +19,12 @@ CAP_FORESEEN = "cap foreseen"
 
 # The cutting-plane solvers' "no progress" stop, for a C far too large for them (their iteration
 # count grows with C: O(C R^2 / eps), Joachims, Finley & Yu 2009; Teo et al. 2010).  After
-# NO_PROGRESS_START iterations their lower bound has normally reached a good part of the objective
-# (a9a, C 1000: cp 0.9%, ocas 46%; heart_scale, C 1e6: cp 1.8%, ocas 6.9%).  With -c 1e12 on
-# heart_scale it is 2e-8 (cp) and 8e-8 (ocas) of it, grows by a few percent an iteration, and
-# every iteration's reduced QP costs more than the last: the run would not finish in hours, at
-# any -e.  A run whose bound is below NO_PROGRESS_FRACTION of the objective at that point stops
-# with the best point found and a warning (exit 0, as at the iteration cap).
+# NO_PROGRESS_START iterations their lower bound has normally reached a fraction of the objective
+# orders of magnitude above NO_PROGRESS_FRACTION (cp and ocas on a9a at C 1000, on heart_scale at
+# C 1e6).  With -c 1e12 on heart_scale it is well below that fraction, grows slowly, and every
+# iteration's reduced QP costs more than the last: the run would not finish in hours, at any -e.
+# A run whose bound is below NO_PROGRESS_FRACTION of the objective at that point stops with the
+# best point found and a warning (exit 0, as at the iteration cap).
 NO_PROGRESS_START = 100
 NO_PROGRESS_FRACTION = 1e-6
 

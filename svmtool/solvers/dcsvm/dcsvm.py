@@ -28,12 +28,11 @@ With ``--early`` the levels stop at the early level (``--early-level``, default 
 about 64 clusters, as in the paper), which is clustered by two-step kernel k-means (every row to
 its nearest centre, as test rows are assigned), and the levels' subproblems are solved to
 LEVEL_EPS x eps; its early-prediction model (eq. 11) is returned.  The finer levels stay:
-they choose the sample of the early level among their support vectors (on ijcnn1, seeds 1-5,
-levels at 100 eps: test accuracy 98.31-98.74%, mean 98.53%; starting at the early level with a
-sample of all rows: 97.36-98.76%, mean 98.16%; the early level nested in the finer one: mean
-98.24%).  On large problems (``EARLY_FINE_MAX_ROWS`` rows and more) the early model starts at
-its own level, sampled from all rows: there the finer level bought no accuracy and cost half the
-time (see the constant).
+they choose the sample of the early level among their support vectors (on ijcnn1 over five
+seeds a better test accuracy than starting at the early level with a sample of all rows, or
+than nesting the early level in the finer one).  On large problems (``EARLY_FINE_MAX_ROWS``
+rows and more) the early model starts at its own level, sampled from all rows: there the finer
+level bought no accuracy and cost about half the time (see the constant).
 
 The number of clusters of a level is capped so that clusters keep on average at least
 ``MIN_CLUSTER_ROWS`` rows; a level whose capped count equals the previous level's is skipped.
@@ -65,34 +64,35 @@ MIN_CLUSTER_ROWS = 40
 DC_MIN_ROWS = 2000      # below this many rows a (pair) problem is solved directly
 # the exact model stops dividing before a level of fewer clusters than this (after a finer one):
 # the few large subproblems of such a level cost more than the conquer step's working-set loop
-# saves from their solution (ijcnn1: level 1's 4 clusters, the largest of 19-32k rows, 1.6-3.6 s
-# on a busy machine; the whole fit took 2.2 s of CPU without that level, 2.9 s with it)
+# saves from their solution (ijcnn1: level 1's 4 clusters of tens of thousands of rows each made
+# the whole fit slower than without that level; the levels' times: BENCHMARKS.md, "Suite
+# `dcsvm-levels`")
 MIN_LEVEL_CLUSTERS = 16
 # and skips the levels whose clusters would hold fewer rows than this on average: their solution
-# only starts the next level, which is solved anyway (ijcnn1, whole commands, 3 interleaved
-# rounds: 2.22 s of CPU starting at 64 clusters, 2.39 s at 256)
+# only starts the next level, which is solved anyway (ijcnn1, whole commands: starting at 64
+# clusters took less CPU than at 256)
 MIN_EXACT_CLUSTER_ROWS = 500
 # the levels' subproblems stop at LEVEL_EPS x eps: the exact model's conquer step moves their
-# solutions anyway; the early model's test accuracy on ijcnn1 (C 32, g 2, seeds 1-5) was
-# 98.53-98.62% at 10 eps (mean 98.59%), 98.57-98.67% at eps, 98.31-98.74% at 100 eps
+# solutions anyway; the early model's test accuracy on ijcnn1 (C 32, g 2, five seeds) at 10 eps
+# was as good as at eps and steadier across seeds than at 100 eps
 LEVEL_EPS = 10.0
 # the early model's level subproblems keep rbf rows of dense data in single precision (as LIBSVM
 # keeps its kernel values; kernel_cd.solve's ``single``): its solution is the model, an
-# approximation by design.  The 120,000-row ijcnn1 split (in process, 4 alternated pairs): the
-# level's solves 0.48-0.61 s of CPU against 0.59-0.73 s in double, the same test accuracy.  The
+# approximation by design.  On the 120,000-row ijcnn1 split the level's solves take less CPU
+# than in double, at the same test accuracy (measured: BENCHMARKS.md, "Suite `dcsvm-e2e`").  The
 # exact model's levels stay double: there they only start the conquer step, and their solution
 # moves the next level's clustering (its sample of support vectors), which changed the
 # subproblems' sizes more than the rows saved (5 seeds: no gain)
 EARLY_SINGLE_ROWS = True
 # --early without LEVEL: the level with about 64 clusters (the paper's choice; on ijcnn1 it was
-# as accurate as 16 clusters, 98.26% against 98.27%, in half the time)
+# as accurate as 16 clusters in about half the time)
 DEFAULT_EARLY_CLUSTERS = 64
 # --early on this many rows or more skips the finer levels: its level is clustered from a sample
-# of all rows.  ijcnn1's 141,691 rows shuffled, 120,000 to train (C 32, g 2, seeds 1-3): test
-# accuracy 99.28 / 99.25 / 99.23% with the finer level (256 clusters), 99.36 / 99.26 / 99.31%
-# without, in half the CPU time (3.0-3.8 s against 1.3-1.7 s); on ijcnn1's own 49,990 rows the
-# finer level still pays (seeds 1-3: 98.62 / 98.53 / 98.60% with, 98.04 / 98.56 / 98.15%
-# without), so smaller problems keep it
+# of all rows.  ijcnn1's 141,691 rows shuffled, 120,000 to train (C 32, g 2, three seeds): the
+# test accuracy without the finer level (256 clusters) was as good or better, in about half the
+# CPU time; on ijcnn1's own 49,990 rows the finer level still pays (better accuracy in two of
+# three seeds), so smaller problems keep it (the --early rows: BENCHMARKS.md, "Suite
+# `dcsvm-e2e`")
 EARLY_FINE_MAX_ROWS = 100_000
 
 

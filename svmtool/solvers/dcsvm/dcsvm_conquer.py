@@ -28,10 +28,10 @@ exponentials in single precision
 (:func:`svmtool.ops.kernels32.expansion32`, as LIBSVM keeps its kernel values in floats), with a
 bound E_i on the error they leave in G_i: a row counts as a violator when G_i - E_i < -eps (it
 may be one), so the rows left outside W meet the stopping rule for certain, and the violation
-reported is that bound's worst case.  (ijcnn1's 120,000-row split: E up to 1.4e-3 after the
-first expansion, the actual error up to 3.5e-5; the bound's possible violators added 6 rows to W,
-the same steps, objective and support vectors as with double precision expansions; the
-expansions about 1.6x faster.)
+reported is that bound's worst case.  (On ijcnn1's 120,000-row split the bound exceeds the
+actual error by well over an order of magnitude; its possible violators added a few rows to W,
+with the same steps, objective and support vectors as double precision expansions, and the
+expansions quicker; the whole commands' times: BENCHMARKS.md, "Suite `dcsvm-e2e`".)
 """
 
 import time

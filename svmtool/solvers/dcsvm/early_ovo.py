@@ -13,7 +13,7 @@ Here the early model of a multi-class problem divides the rows once, for all cla
         centre is not much nearer than this one, see cluster_members): eq. 11 predicts a test
         point near a border with its own cluster's model, which without them would never have
         seen the training rows just across the border -- on letter a partition into 64 clusters
-        lost 2.4 points of accuracy, with the border rows 0.06;
+        lost points of test accuracy against LIBSVM, the border rows won nearly all of them back;
     in every cluster, for every pair (i, j) of classes that both have rows there, solve the
         binary kernel SVM of those rows (the bias-free dual of ``-s kernel``, the same kernel and
         kernel bias, C of class i / class j, stopped at max |projected gradient| <= eps);
@@ -29,7 +29,7 @@ per-call overhead would dominate: a cluster's rows are sorted by class and its k
 computed once (with the kernel bias), so that a pair's Q is read in place from two segments of
 it; all of its pairs are solved in one jitted call, by the kernel solver's greedy two-variable
 coordinate descent on the dense block (single-variable steps zigzag under the kernel bias, which
-couples every variable: letter took 7x the steps).
+couples every variable: on letter they took several times the steps).
 Clusters are shared out over threads, or with ``--dask`` sent to the workers, one task a
 cluster with its rows (:func:`cluster_task`: the same computation, so the same model).  A
 cluster whose block would not fit the per-thread share of the kernel cache (``-m``) has its
@@ -53,12 +53,11 @@ from svmtool.solvers.dcsvm._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, 
 # Border rows: a row also joins up to DEFAULT_OVERLAP - 1 neighbouring clusters, those whose
 # centre is at most delta farther than its own, delta the DEFAULT_OVERLAP_QUANTILE-quantile over
 # all rows of that difference for the second-nearest centre (cluster_members).  Without it the
-# test points near a cluster's border lose the training rows across it: letter (rbf C 8 g 2,
-# -B 1, test accuracy, LIBSVM 97.88) with 64 clusters 95.46 as a partition, 97.50 with (3, 0.5),
-# 97.82 with (4, 0.7); with 256 clusters 93.94 as a partition, 97.32 (4, 0.5), 97.62 (4, 0.7),
-# 97.82 (5, 0.7).  (4, 0.7) costs 2.7x the rows of the partition (one CD step per support vector
-# or so, and kernel blocks growing as the square of a cluster): at 256 clusters training took
-# 0.45 s against 0.27 s, and LIBSVM 4.8-5.3 s.
+# test points near a cluster's border lose the training rows across it: on letter (rbf C 8 g 2,
+# -B 1), at 64 and at 256 clusters, the partition lost points of test accuracy to LIBSVM and
+# (4, 0.7) won most of them back, (5, 0.7) a little more at 256 clusters.  The overlap costs
+# more rows than the partition holds (one CD step per support vector or so, and kernel blocks
+# growing as the square of a cluster), still far less time than LIBSVM's on the same data.
 DEFAULT_OVERLAP = 4
 DEFAULT_OVERLAP_QUANTILE = 0.7
 

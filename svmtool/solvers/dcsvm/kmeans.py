@@ -25,7 +25,7 @@ from svmtool.ops.kernels import Kernel, Rows, kernel_block_threads
 def cluster_sums(block, col_label, kk, out):
     """out[r, c] = sum of block[r, s] over the columns s with col_label[s] == c (in column
     order).  One pass over the block; numpy's reduceat over sorted columns needed a reordered
-    copy and ran at about a third of this speed (0.6 s of DC-SVM's clustering on ijcnn1)."""
+    copy and ran several times slower on DC-SVM's clustering of ijcnn1."""
     for r in range(block.shape[0]):
         for c in range(kk):
             out[r, c] = 0.0

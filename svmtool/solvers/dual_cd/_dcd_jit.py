@@ -33,7 +33,7 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstat
     converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
     t-th iteration done in this call; returns the number of iterations done.  ``unit``: every
     stored value is 1.0 (binary features, as a9a's): the loops then skip the values, with the
-    same result bit for bit (a product by 1.0 is exact); on a9a the passes take 20% less time.
+    same result bit for bit (a product by 1.0 is exact) and one load fewer per stored entry.
     """
     inf = np.inf
     n_rows = np.uint64(index.shape[0])

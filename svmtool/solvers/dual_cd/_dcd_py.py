@@ -1,12 +1,13 @@
 """Dual coordinate descent in plain Python, for problems too small to be worth importing numba.
 
-A warm ``svmtool train`` on a small file spends most of its time importing numba (0.3-0.45 s) and
-loading cached kernels (0.1-0.25 s), far more than the few milliseconds of solving.  This module
-runs exactly the outer iterations of :func:`svmtool.solvers.dual_cd._dcd_jit._dcd_iterations` -- the
-same arguments, the same state arrays, the same floating-point operations in the same order -- so
-the driver (:mod:`svmtool.solvers.dual_cd.dcd`) can start a problem here and, if it turns out to
-need more work than a small budget, hand the state to the jitted loop and go on: the weights come
-out bit for bit the same whichever way they were reached (tested).
+A warm ``svmtool train`` on a small file that loads numba spends most of its time importing it
+and loading cached kernels (measured: BENCHMARKS.md, "Against the C programs"), far more than
+the few milliseconds of solving.  This module runs exactly the outer iterations of
+:func:`svmtool.solvers.dual_cd._dcd_jit._dcd_iterations` -- the same arguments, the same state
+arrays, the same floating-point operations in the same order -- so the driver
+(:mod:`svmtool.solvers.dual_cd.dcd`) can start a problem here and, if it turns out to need more
+work than a small budget, hand the state to the jitted loop and go on: the weights come out bit
+for bit the same whichever way they were reached (tested).
 
 Python's floats are IEEE doubles and it never fuses a multiply with an add, like the jitted loop;
 the unsigned 64-bit arithmetic of the random generators is done on Python integers with masks.

@@ -62,7 +62,8 @@ to LIBLINEAR both ways).
 Two engines.  The hot loop is one jitted function over raw arrays
 (:func:`svmtool.solvers.dual_cd._dcd_jit._dcd_iterations`); :mod:`svmtool.solvers.dual_cd._dcd_py`
 is the same loop in plain Python.  Importing numba and loading cached kernels costs a fresh process
-0.5-0.7 s, against milliseconds of solving for a file such as heart_scale, so with
+far more than the milliseconds of solving a file such as heart_scale (numba's start-up:
+BENCHMARKS.md, "Against the C programs"), so with
 ``params.dcd.engine = "auto"`` (the default) a problem of at most ``SMALL_NNZ`` stored
 entries starts in Python when the jitted kernels are not loaded yet, and moves to the jitted loop
 once the process has spent ``PY_WORK_BUDGET`` stored-entry visits in Python; the loop's whole
@@ -70,8 +71,8 @@ state lives in arrays, so the hand-over changes nothing in the result (tested bi
 ``"jit"`` and ``"python"`` force one engine.
 
 The jitted loop runs outer iterations until a work budget is spent, so that the Python driver
-can call ``callback`` between calls at a negligible cost (a call costs about 3 us; one call per
-outer iteration measured +2 to +5% on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored
+can call ``callback`` between calls at a negligible cost (a call costs microseconds; one call per
+outer iteration was a visible cost on a9a/w8a/ijcnn1, the budget of ``CALLBACK_WORK_BUDGET`` stored
 entries is within noise); per-iteration numbers come back in a history buffer and the callback is
 still called once per outer iteration.  Index arrays are unsigned (uint64 ``indptr``, uint32
 ``indices`` and permutation): numba then emits no negative-index wrap-around code.  The rows visited
@@ -93,14 +94,15 @@ from svmtool.solvers.common.rng import permutation_rng
 DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
 # Work (stored entries visited) per call of the jitted loop when a callback is given: a call
-# costs some microseconds, a budget of this size some milliseconds, so the calls cost < 1%.
+# costs some microseconds, a budget of this size some milliseconds, so the calls cost a small
+# fraction of the work.
 CALLBACK_WORK_BUDGET = 1 << 21
 _HIST_ROWS = 1024          # outer iterations recorded per call at most
 
 # Small problems (see the module docstring, "Two engines"): a problem with at most SMALL_NNZ
 # stored entries starts in plain Python (svmtool.solvers.dual_cd._dcd_py) unless the jitted kernels
 # are already loaded; the Python loop may visit PY_WORK_BUDGET stored entries per training run
-# (about 0.3 s, half of what importing numba and loading the kernels costs; the fits of one run
+# (about half of what importing numba and loading the kernels costs; the fits of one run
 # -- its one-vs-rest classes, the folds of -v and -C -- share it through params.dcd.python_work)
 # before the rest of the work goes to the jitted loop, which resumes from the same state: the
 # result is the same.

@@ -32,8 +32,8 @@ def cached_slot(d, slot_of, slot_epoch, slot_stamp, istate):
     """The slot of row d when it is cached and valid now (its stamp renewed as get_row renews
     it), else -1.  The loop asks this before calling get_row: a call passing get_row's 20
     arrays costs numba a reference-count increment and decrement (atomic) of each, which took
-    40% of the time of a heart_scale solve whose rows were all cached (perf: NRT_incref and
-    NRT_decref); the result is the same bit for bit."""
+    a large share of the time of a heart_scale solve whose rows were all cached (perf: NRT_incref
+    and NRT_decref); the result is the same bit for bit."""
     s = slot_of[d]
     if s >= 0:
         e = slot_epoch[s]
@@ -449,7 +449,7 @@ def max_violation(alpha, y, C, G, nu):
 def rho_and_violation(alpha, y, C, G, nu):
     """(rho, r, maximal violation) of a finished solve: :func:`rho_of` and
     :func:`max_violation` reached through one cached entry point (a command pays each entry
-    point's load from numba's cache, 3-7 ms apiece)."""
+    point's load from numba's cache: BENCHMARKS.md, "Against the C programs")."""
     rho, r = rho_of(alpha, y, C, G, nu)
     viol = max_violation(alpha, y, C, G, nu) if y.shape[0] > 0 else 0.0
     return rho, r, viol

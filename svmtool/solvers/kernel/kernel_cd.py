@@ -27,8 +27,8 @@ Without the equality constraint a single variable can move alone; a step moves o
 where ``G = Q alpha - e`` and ``PG`` is the projected gradient (``G_i`` for a free variable,
 ``min(G_i, 0)`` at 0, ``max(G_i, 0)`` at ``C_i``).  The pair matters when rows are strongly
 correlated (narrow rbf, large C): single steps then zigzag between near-duplicate rows, and on
-ijcnn1 (rbf, C 32, gamma 2) pairs take 10x fewer steps and half the time.  The update and the
-search for the next i share one pass over the active rows.
+ijcnn1 (rbf, C 32, gamma 2) pairs take an order of magnitude fewer steps and less time.  The
+update and the search for the next i share one pass over the active rows.
 
 Stopping (``-e``, default 1e-3 as LIBSVM): ``max_i |PG_i| <= eps`` over all rows.  (LIBSVM's
 measure is the maximal violating *pair* of its equality-constrained problem, about twice a single
@@ -51,8 +51,8 @@ over the active rows, and such a row holds valid values only for the rows active
 stays true until the next unshrink.  Memory: the
 cache plus O(n) vectors; no n x n matrix.  With ``single`` (the subproblems of DC-SVM's early
 level) rbf rows of dense data are computed and kept in float32, as LIBSVM keeps its kernel values: twice the
-rows in the same MB, whole rows 2.2-2.9x faster, a relative error below 6e-7 x max(1, gamma
-|x_i - x_j|^2) a value; the gradient they update stays double.
+rows in the same MB, whole rows quicker (:func:`svmtool.ops.kernels32.rbf_row32`), a relative
+error below 6e-7 x max(1, gamma |x_i - x_j|^2) a value; the gradient they update stays double.
 
 Warm start: ``init_alpha`` (clipped to the box), the gradient then computed from its nonzeros.
 The step cap is LIBSVM's ``max(10^7, 100 n)``.
@@ -181,8 +181,8 @@ def _pg_numpy(G, alpha, C):
 
 
 # shrinking stays on until the gradient has been rebuilt this many times (then the remaining
-# steps, few, run over all rows; with the old limit of 2 the last ~1000 steps of DC-SVM's conquer
-# step on ijcnn1 ran unshrunk over 50k rows, 1.75 s)
+# steps, few, run over all rows; with the old limit of 2 the last thousand or so steps of DC-SVM's
+# conquer step on ijcnn1 ran unshrunk over all 50k rows, a visible share of the fit)
 MAX_UNSHRINKS = 10
 # steps between shrinking checks (a check costs one pass, as a step does); the first check after
 # a rebuild comes at once (the rebuilt gradient is exact, the thresholds already informative)
@@ -260,9 +260,9 @@ class CacheArena:
     subproblems): one buffer, grown when a cache needs more, so that its pages are faulted in
     (zeroed by the kernel) once rather than once a subproblem.  A fresh cache array of several
     MB is a fresh mapping each time (above glibc's 32 MB limit for reusing freed memory); on
-    DC-SVM's early level of 120,000 ijcnn1 rows (64 subproblems) that cost 0.06 s of system
-    time, 10% of the level's solves.  The rows of an earlier solve left in it are never read: a
-    slot is valid only once this solve has written it."""
+    DC-SVM's early level of 120,000 ijcnn1 rows (64 subproblems) the page faults were a
+    noticeable share of the level's solves, in system time.  The rows of an earlier solve left
+    in it are never read: a slot is valid only once this solve has written it."""
 
     def __init__(self):
         self.buf = np.empty(0, dtype=np.uint8)

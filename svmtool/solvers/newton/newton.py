@@ -64,12 +64,12 @@ MAX_LINE_SEARCH = 20
 
 
 # Vector operations of CG and the line search as small jitted loops: numpy's ``@`` calls BLAS,
-# whose threads (OpenBLAS) made each 62k-long dot product cost 20-30 ms instead of 50 us on a
-# busy 2-core machine (news20); plain loops are also deterministic.  Every reduction keeps four
+# whose threads (OpenBLAS) made each 62k-long dot product cost hundreds of times a plain loop on
+# a busy 2-core machine (news20); plain loops are also deterministic.  Every reduction keeps four
 # running sums (entries j = 0, 1, 2, 3 mod 4) added as (s0 + s1) + (s2 + s3) at the end: one sum
 # is a chain of dependent additions (a few cycles each, no reordering without fast-math), four
 # chains run side by side.  On news20 (62k features, few rows in the Hessian's active set) these
-# loops were a third of -s 2's time with one chain.  The order is fixed by the vector length
+# loops were a large share of -s 2's time with one chain.  The order is fixed by the vector length
 # alone, so the result never depends on the thread count.
 
 @njit

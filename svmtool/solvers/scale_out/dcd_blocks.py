@@ -27,10 +27,10 @@ LIBLINEAR does in memory.
 
 Convergence per pass is slower than the in-memory solver's: a block-wise order (blocks in random
 order, rows in random order within a block) is a weaker randomisation than one permutation of
-all rows.  Measured on a9a (-s 3, C 1, rows shuffled, one inner pass, 300 passes): duality gap
-2.2 with one permutation of all rows, 33 with 30 or 300 blocks.  The method pays off when a pass
-over the data is the cost (reading from disk): each block is loaded once per outer iteration and
-worked on in memory for up to ``INNER_PASSES`` passes.
+all rows: on a9a (-s 3, C 1, rows shuffled, one inner pass, 300 passes) the duality gap left
+with 30 or 300 blocks was an order of magnitude above one permutation's.  The method pays off
+when a pass over the data is the cost (reading from disk): each block is loaded once per outer
+iteration and worked on in memory for up to ``INNER_PASSES`` passes.
 
 Returned: ``primal`` (computed from w in one more pass), ``dual`` (= -f(alpha), LIBLINEAR's
 sign), ``gap`` the PG spread of the last outer iteration, ``alpha`` for every row, ``n_sv``,
