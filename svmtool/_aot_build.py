@@ -8,7 +8,7 @@ by ``make aot`` in a checkout, as ``python -m svmtool._aot_build [--out DIR]``:
    3,000 rows for the kernel solvers, and a wide sparse one of 8,000 features): ``train`` with
    every solver of the registry, and out of core from a binary cache with every solver whose
    entry says it can; ``predict``; ``convert``; the LIBSVM, SVMlight and SVMperf command lines;
-   cross validation and a small ``grid`` -- as on an idle machine (:func:`assume_idle`), so the
+   cross validation and a small ``grid`` -- as on an idle machine (:func:`svmtool.engine.local.assume_idle`), so the
    two-thread paths run too.  Every kernel call from Python is recorded with its argument types
    (:data:`svmtool._jit._RECORDING`).
 2. Compiles, with numba's ahead-of-time compiler (``numba.pycc``, its public ``CC`` API), one
