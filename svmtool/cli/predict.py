@@ -71,11 +71,9 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
 
     if dask is not None:
         from svmtool.engine.dask_backend import require_dask
-        from svmtool.params import check_dask_address
+        from svmtool.params import check_dask_address, refuse
 
-        msg = check_dask_address(dask)
-        if msg:
-            raise ParameterError(msg)
+        refuse(check_dask_address(dask))
         require_dask()
     model = load_model(model_file)
     if with_proba and not model.is_probabilistic():
