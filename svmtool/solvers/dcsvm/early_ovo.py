@@ -47,11 +47,12 @@ from typing import NamedTuple
 import numpy as np
 
 from svmtool.ops.kernels import (Kernel, Rows, kernel_block, n_threads, symmetric_block_dense)
+from svmtool.params import option
 from svmtool.solvers.dcsvm._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, ROWS, STEPS, DUAL_F,
                                                   CAPPED, solve_cluster_pairs)
 
-# Border rows: a row also joins up to DEFAULT_OVERLAP - 1 neighbouring clusters, those whose
-# centre is at most delta farther than its own, delta the DEFAULT_OVERLAP_QUANTILE-quantile over
+# Border rows: a row also joins up to N - 1 neighbouring clusters (--overlap N), those whose
+# centre is at most delta farther than its own, delta the Q-quantile (--overlap-quantile Q) over
 # all rows of that difference for the second-nearest centre (cluster_members).  Without it the
 # test points near a cluster's border lose the training rows across it: letter (rbf C 8 g 2,
 # -B 1, test accuracy, LIBSVM 97.88) with 64 clusters 95.46 as a partition, 97.50 with (3, 0.5),
@@ -59,8 +60,7 @@ from svmtool.solvers.dcsvm._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, 
 # 97.82 (5, 0.7).  (4, 0.7) costs 2.7x the rows of the partition (one CD step per support vector
 # or so, and kernel blocks growing as the square of a cluster): at 256 clusters training took
 # 0.45 s against 0.27 s, and LIBSVM 4.8-5.3 s.
-DEFAULT_OVERLAP = 4
-DEFAULT_OVERLAP_QUANTILE = 0.7
+# The (N, Q) of an unset option are its declaration's ``implied`` (svmtool.params.OPTIONS).
 
 def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, coef, rho,
                            pair_stats):
@@ -211,9 +211,9 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
 
     dp = params.dcsvm
     sample = int(dp.sample)
-    overlap = int(DEFAULT_OVERLAP if dp.overlap is None else dp.overlap)
-    overlap_quantile = float(DEFAULT_OVERLAP_QUANTILE if dp.overlap_quantile is None
-                             else dp.overlap_quantile)
+    overlap = int(option("dcsvm.overlap").implied if dp.overlap is None else dp.overlap)
+    overlap_quantile = float(option("dcsvm.overlap_quantile").implied
+                             if dp.overlap_quantile is None else dp.overlap_quantile)
     cache_mb = float(params.kernel.cache_mb)
     threads = n_threads(params.threads)
     eps = float(params.eps)

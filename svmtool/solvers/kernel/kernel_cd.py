@@ -73,7 +73,6 @@ from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit
 from svmtool.solvers.kernel._kernel_cd_jit import (_COUNTER, _FRESH, _MISSES, _N_ACT, _STEPS,
                                                    _cd_run, _diag)
 
-DEFAULT_EPS = 1e-3
 DEFAULT_CACHE_MB = 100.0
 
 def gradient(X: Rows, y, alpha, kernel: Kernel, targets=None, threads=None, mem_mb=64.0):
@@ -96,7 +95,7 @@ def objectives(alpha, G, C):
     return dual, primal
 
 
-def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, shrinking=True,
+def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True,
           cache_mb=DEFAULT_CACHE_MB, max_steps=None, threads=None, callback=None,
           chunk_steps=1000, deadline=None, arena=None, single=False):
     """Solve the bias-free kernel SVM dual on the rows of X; returns a SolverResult.
