@@ -87,8 +87,10 @@ class Option:
     invert: bool = False        # a flag that turns the field off (--no-shrinking)
     multiple: bool = False
     implied: Any = None         # what a None default stands for (the help's {implied})
-    sklearn: str = ""           # the scikit-learn parameter of the field ("": its name)
+    sklearn: str = ""           # the estimators' parameter of the field ("": none)
     shown: str = ""             # how messages spell it on the command line ("": flags[0])
+    estimators: tuple = ()      # the estimators that take it as parameter ``sklearn``, with
+                                # this default (svmtool.sklearn: declared_parameters)
 
     @property
     def attr(self):
@@ -110,18 +112,41 @@ class Option:
         return self.help.format(default=self.default, implied=self.implied)
 
 
-def _rule(test, text):
-    """A check: ``test(value)`` must hold, else "<name> " + ``text`` ({v}: the value)."""
-    return lambda v, owner, name: None if test(v) else f"{name} {text.format(v=v)}"
+@dataclass(frozen=True)
+class Bound:
+    """The check of a number: lo <= v (lo < v when lo_open) and v <= hi (v < hi when hi_open);
+    a NaN is out of every bound.  ``text`` follows the field's name in the message."""
+    text: str
+    lo: Any = None
+    hi: Any = None
+    lo_open: bool = False
+    hi_open: bool = False
+
+    def __call__(self, v, owner, name):
+        ok = ((self.lo is None or (v > self.lo if self.lo_open else v >= self.lo))
+              and (self.hi is None or (v < self.hi if self.hi_open else v <= self.hi)))
+        return None if ok else f"{name} {self.text.format(v=v)}"
 
 
-_POSITIVE = _rule(lambda v: v > 0, "must be > 0 (got {v})")
-_NON_NEGATIVE = _rule(lambda v: v >= 0, "must be >= 0 (got {v})")
-_AT_LEAST_1 = _rule(lambda v: v >= 1, "must be at least 1 (got {v})")
+@dataclass(frozen=True)
+class OneOf:
+    """The check of a value that must be one of ``choices``."""
+    choices: tuple
+    text: str = ""
+
+    def __call__(self, v, owner, name):
+        if v in self.choices:
+            return None
+        text = self.text or f"must be one of {', '.join(self.choices)} (got {{v!r}})"
+        return f"{name} {text.format(v=v)}"
 
 
-def _one_of(choices):
-    return _rule(lambda v: v in choices, f"must be one of {', '.join(choices)} (got {{v!r}})")
+_INF = float("inf")
+_POSITIVE = Bound("must be > 0 (got {v})", lo=0, lo_open=True)
+_NON_NEGATIVE = Bound("must be >= 0 (got {v})", lo=0)
+_AT_LEAST_1 = Bound("must be at least 1 (got {v})", lo=1)
+_FINITE_POSITIVE = Bound("must be a finite number > 0 (got {v})", lo=0, hi=_INF, lo_open=True,
+                         hi_open=True)
 
 
 def _early_level(v, dp, name):
@@ -143,36 +168,31 @@ def _k_fraction(v, cp, name):
     return None
 
 
-_OCAS = "OCAS"
 OPTIONS = (
     Option(("-s",), "Solver: a name or LIBLINEAR's number (the table below).", field="solver",
            type=str),
     Option(("-c",), "Cost C of 1/2 w'w + C sum(loss_i) (LIBLINEAR's and SVMlight's "
            "convention).", field="C", type=float, default=1.0, show_default=True,
-           check=_rule(lambda v: v > 0 and v != float("inf"), "must be a finite number > 0 "
-                       "(got {v})")),
+           check=_FINITE_POSITIVE, sklearn="C"),
     Option(("-e",), "Stopping tolerance (default per solver; dual solvers: max "
            "projected-gradient violation 0.1).", field="eps", type=float, sklearn="tol",
-           check=_rule(lambda v: v > 0 and v != float("inf"), "must be a finite number > 0 "
-                       "(got {v})")),
+           check=_FINITE_POSITIVE),
     Option(("-B",), "Bias: if >= 0 each example gets an extra feature of this value (its "
            "weight is the bias, regularised as LIBLINEAR does); -1: none (the default of the "
            "linear solvers).  Kernel solvers: b^2 is added to every kernel value (a "
            "regularised bias; the LIBSVM model gets rho = -b^2 sum(alpha_i y_i)); their "
            "default is 1.", field="bias", type=float, default=-1.0, cli_default=None,
-           sklearn="intercept_scaling",
-           check=_rule(lambda v: v == v and v != float("inf"),
-                       "must be a finite number (got {v})")),
+           check=Bound("must be a finite number (got {v})", hi=_INF, hi_open=True)),
     Option(("--weight",), "Multiply C of class LABEL by W (LIBLINEAR's -wLABEL W).",
            field="weights", type=(float, float), default=(), multiple=True, metavar="LABEL W",
-           shown="-wLABEL", sklearn="class_weight"),
+           shown="-wLABEL"),
     Option(("-v",), "n-fold cross validation: print the accuracy, write no model.",
            name="folds", type=int),
     Option(("-C",), "Find C by n-fold cross validation (-v n, default 5) along a "
            "warm-started doubling path, as LIBLINEAR's -C; prints each C and the best; writes "
            "no model.", name="find_c", cli_default=False),
     Option(("--seed",), "Seed of the random permutations and of the cross-validation folds.",
-           field="seed", type=int, default=1, show_default=True, sklearn="random_state"),
+           field="seed", type=int, default=1, show_default=True),
     Option(("--max-iter",), "Outer-iteration cap (default per solver, as LIBLINEAR's).",
            field="max_iter", type=int, check=_AT_LEAST_1),
     Option(("--liblinear-rng",), "Draw permutations as LIBLINEAR does (its rand() and "
@@ -181,30 +201,33 @@ OPTIONS = (
     Option(("--no-shrinking",), "Turn the shrinking heuristic off.", field="shrinking",
            default=True, invert=True, name="no_shrinking"),
     Option(("--threads",), "Threads for reading, row passes and one-vs-rest classes.",
-           field="threads", type=int, check=_AT_LEAST_1),
+           field="threads", type=int, check=_AT_LEAST_1, sklearn="threads"),
     Option(("--out-of-core", "--in-memory"), "Train from the binary cache (or shard index) "
            "TRAIN in blocks, without loading it (default: when it is larger than "
-           "--memory-budget and the solver can).", field="out_of_core", type=bool),
+           "--memory-budget and the solver can).", field="out_of_core", type=bool,
+           sklearn="out_of_core"),
     Option(("--memory-budget",), "Memory for the data: a larger cache is trained out of core, "
            "in blocks sized from it (default: half of the available memory).",
            field="memory_budget", type=float, metavar="MB",
-           check=_rule(lambda v: 0 < v < float("inf"), "must be a number of megabytes > 0 "
-                       "(got {v})")),
+           sklearn="memory_budget",
+           check=Bound("must be a number of megabytes > 0 (got {v})", lo=0, hi=_INF,
+                       lo_open=True, hi_open=True)),
     Option(("--dask",), "Train on a dask.distributed cluster: a scheduler address "
            "(tcp://host:8786) or local:N (N local worker processes).  TRAIN must be a cache or "
            "a shard index (convert --shards) all workers can read at the same paths.  Needs "
            "the 'dask' extra.", field="dask", type=str, metavar="ADDRESS",
+           sklearn="dask",
            check=lambda v, owner, name: check_dask_address(v)),
     Option(("-t",), "Kernel of -s kernel / dcsvm (LIBSVM's -t): 0 linear, 1 polynomial "
            "(gamma u'v + coef0)^degree, 2 rbf exp(-gamma |u-v|^2), 3 sigmoid "
            "tanh(gamma u'v + coef0).", field="kernel.kernel_type", type=int, default=2,
-           group="kernel", show_default=True, sklearn="kernel",
-           check=_rule(lambda v: v in (0, 1, 2, 3, 4), "must be 0 (linear), 1 (polynomial), "
-                       "2 (rbf), 3 (sigmoid) or 4 (precomputed) (got {v})")),
+           group="kernel", show_default=True,
+           check=OneOf((0, 1, 2, 3, 4), "must be 0 (linear), 1 (polynomial), 2 (rbf), 3 "
+                       "(sigmoid) or 4 (precomputed) (got {v})")),
     Option(("-g",), "Kernel gamma (default 1/number of features).", field="kernel.gamma",
            type=float, group="kernel", check=_NON_NEGATIVE),
     Option(("-d",), "Polynomial degree.", field="kernel.degree", type=int, default=3,
-           group="kernel", show_default=True, check=_NON_NEGATIVE),
+           group="kernel", show_default=True, check=_NON_NEGATIVE, sklearn="degree"),
     Option(("-r",), "Kernel coef0.", field="kernel.coef0", type=float, default=0.0,
            group="kernel", show_default=True),
     Option(("-m",), "Kernel row cache size in MB (kernel solvers).", field="kernel.cache_mb",
@@ -212,38 +235,42 @@ OPTIONS = (
            check=_POSITIVE),
     Option(("--levels",), "DC-SVM: number of levels; level l has k^l clusters.",
            field="dcsvm.levels", type=int, default=4, group="dcsvm", show_default=True,
-           check=_NON_NEGATIVE),
+           check=_NON_NEGATIVE, sklearn="levels", estimators=("DCSVC",)),
     Option(("--clusters",), "DC-SVM: k, the branching factor of the clustering.",
            field="dcsvm.k_clusters", type=int, default=4, group="dcsvm", show_default=True,
-           sklearn="clusters", check=_rule(lambda v: v >= 2, "must be >= 2 (got {v})")),
+           check=Bound("must be >= 2 (got {v})", lo=2), sklearn="clusters",
+           estimators=("DCSVC",)),
     Option(("--sample",), "DC-SVM: points sampled for kernel k-means at each level.",
            field="dcsvm.sample", type=int, default=1000, group="dcsvm", show_default=True,
-           name="sample_size", check=_rule(lambda v: v >= 1, "must be >= 1 (got {v})")),
+           name="sample_size", check=Bound("must be >= 1 (got {v})", lo=1), sklearn="sample",
+           estimators=("DCSVC",)),
     Option(("--early",), "DC-SVM: stop at a level (--early-level) and save an "
            "early-prediction model (each row scored by its nearest cluster's local model).",
-           field="dcsvm.early", default=False, group="dcsvm"),
+           field="dcsvm.early", default=False, group="dcsvm", sklearn="early",
+           estimators=("DCSVC",)),
     Option(("--early-level",), "DC-SVM --early: the level to stop at (default: the level "
            "with about 64 clusters).", field="dcsvm.early_level", type=int, group="dcsvm",
-           metavar="N", needs=("dcsvm.early", ""), check=_early_level),
+           metavar="N", needs=("dcsvm.early", ""), check=_early_level, sklearn="early_level",
+           estimators=("DCSVC",)),
     Option(("--overlap",), "DC-SVM --early, multi-class: a border row also trains the local "
            "models of up to N-1 neighbouring clusters (default {implied}; 1: the clusters "
            "partition the rows).", field="dcsvm.overlap", type=int, group="dcsvm",
            metavar="N", implied=4,
            needs=("dcsvm.early", " (it shapes the multi-class early model)"),
-           check=_rule(lambda v: v >= 1, "must be >= 1 (got {v})")),
+           check=Bound("must be >= 1 (got {v})", lo=1)),
     Option(("--overlap-quantile",), "DC-SVM --early, multi-class: a row is a border row of a "
            "neighbouring cluster when that centre is at most as much farther than its own as "
            "the Q-quantile over all rows of the second-nearest centre's (default {implied}).",
            field="dcsvm.overlap_quantile", type=float, group="dcsvm", metavar="Q",
            implied=0.7, needs=("dcsvm.early", " (it shapes the multi-class early model)"),
-           check=_rule(lambda v: 0.0 <= v <= 1.0, "must be between 0 and 1 (got {v})")),
+           check=Bound("must be between 0 and 1 (got {v})", lo=0.0, hi=1.0)),
     Option(("--test",), "DC-SVM: report the accuracy of every level on this test file.",
            name="test_file", type="file", group="dcsvm"),
     Option(("--line-search",), "OCAS line search (-s ocas, ocas-mc): exact (the exact "
            "minimiser by selection, O(n)), sorted (the same by OCAS's sort of the breakpoints, "
            "O(n log n)), gca2 (Arnosti's grid search) or tca (three-point search).",
            field="cp.line_search", type=str, choices=LINE_SEARCHES, group="ocas",
-           check=_one_of(LINE_SEARCHES)),
+           check=OneOf(LINE_SEARCHES)),
     Option(("--abs-gap",), "OCAS (-s ocas/gca2/tca/ocas-mc): also stop when F(w) - lower "
            "bound <= this absolute gap (default: the relative gap -e only).",
            field="cp.tol_abs", type=float, default=0.0, cli_default=None, group="ocas",
@@ -256,22 +283,25 @@ OPTIONS = (
            "(precision/recall break-even), prec@k, rec@k, rocarea; C as for the hinge loss "
            "(--perf-c: SVMperf's C).  Use -B 1 for a threshold, as SVMperf's --b 1.",
            field="cp.loss", type=str, choices=PERF_LOSSES, group="loss", name="perf_loss",
-           check=_one_of(PERF_LOSSES)),
+           check=OneOf(PERF_LOSSES)),
     Option(("--k-fraction",), "--loss prec@k / rec@k: k = this fraction of the positive "
            "training rows (SVMperf's --p; default 0.5 for prec@k, 2 for rec@k).",
-           field="cp.k_fraction", type=float, default=0.0, group="loss", check=_k_fraction),
+           field="cp.k_fraction", type=float, default=0.0, group="loss", check=_k_fraction,
+           sklearn="k_fraction", estimators=("LinearSVC",)),
     Option(("--perf-e",), "-s cp: stop by SVMperf's own rule with its -e (an absolute "
            "tolerance on its slack, in percent of the loss: svm_perf_learn -w 3 -e E is "
            "--perf-e E), instead of -e's relative rule.", field="cp.perf_eps", type=float,
            group="loss",
-           check=_rule(lambda v: 0 < v < float("inf"), "must be a number > 0 (got {v})")),
+           check=Bound("must be a number > 0 (got {v})", lo=0, hi=_INF, lo_open=True,
+                       hi_open=True)),
     Option(("-p",), "SVR (-s 11, 12, 13): the width epsilon of the insensitive tube, no loss "
            "while |w'x - y| <= epsilon (LIBLINEAR's -p).", field="svr.p", type=float,
            default=0.1, group="svr", show_default=True, name="svr_p", sklearn="epsilon",
            check=_NON_NEGATIVE),
     Option(("-n",), "One-class SVM (-s 21): nu, the fraction of support vectors (LIBLINEAR's "
            "-n).", field="oneclass.nu", type=float, default=0.5, group="oneclass",
-           show_default=True, check=_rule(lambda v: 0 < v <= 1, "must be in (0, 1] (got {v})")),
+           show_default=True, sklearn="nu",
+           check=Bound("must be in (0, 1] (got {v})", lo=0, hi=1, lo_open=True)),
     Option(("-R",), "Do not regularise the bias weight (-s 0, 2, 5, 6, 11; needs -B 1), as "
            "LIBLINEAR's -R.", field="bias_reg.regularize", default=True, invert=True,
            group="bias_reg", name="no_reg_bias"),
@@ -291,7 +321,7 @@ OPTIONS = (
     Option(("--time-limit",), "Stop training when this many seconds (from the start, reading "
            "included) are spent and write the current (OCAS: best) model, with a warning; "
            "exit 0.", field="time_limit", type=float, metavar="SECONDS",
-           check=_rule(lambda v: v > 0, "must be > 0 seconds (got {v:g})")),
+           check=Bound("must be > 0 seconds (got {v:g})", lo=0, lo_open=True)),
     Option(("--wait",), "If another svmtool is writing MODEL, wait up to this long for it "
            "(default: fail at once with exit status 75).", name="wait", type=float,
            metavar="SECONDS"),
@@ -308,15 +338,17 @@ OPTIONS = (
            "untouched.", name="max_drop", type=float, metavar="POINTS"),
     # fields of the API only (no flag of svmtool train)
     Option((), "OCAS: drop a cut inactive for this many iterations.", field="cp.inactive_limit",
-           type=int, default=50, check=_rule(lambda v: v >= 1, "must be >= 1 (got {v})")),
+           type=int, default=50, check=Bound("must be >= 1 (got {v})", lo=1)),
     Option((), "DC-SVM: the tolerance of the levels' subproblems (None: -e).",
            field="dcsvm.level_eps", type=float, check=_POSITIVE),
+    Option((), "LIBSVM's -b 1: Platt / Laplace / density-mark probability models.",
+           field="libsvm.probability", default=False, sklearn="probability"),
     Option((), "Dual CD's inner loop: auto, jit or python (tests force one).",
            field="dcd.engine", type=str, default="auto", choices=DCD_ENGINES,
-           check=_one_of(DCD_ENGINES)),
+           check=OneOf(DCD_ENGINES)),
     Option((), "The alpha --init-model's w gives dual CD (svmtool.solvers.common.warm).",
            field="dcd.warm_start", type=str, default="cold", choices=DUAL_STARTS,
-           check=_one_of(DUAL_STARTS)),
+           check=OneOf(DUAL_STARTS)),
 )
 FIELDS = {o.field: o for o in OPTIONS if o.field}
 
@@ -339,6 +371,21 @@ def declare(opt):
 
 def _default(path):
     return FIELDS[path].default
+
+
+def _declared_fields(owner):
+    """Class decorator (under @dataclass) of option group ``owner`` ("": TrainParams): every
+    declared field the class does not spell out becomes a field, with its declared default.
+    The fields written out keep their place (and the comment of what they mean)."""
+    def add(cls):
+        annotations = dict(cls.__dict__.get("__annotations__", {}))
+        for opt in OPTIONS:
+            if opt.field and opt.owner == owner and opt.attr not in annotations:
+                annotations[opt.attr] = Any
+                setattr(cls, opt.attr, opt.default)
+        cls.__annotations__ = annotations
+        return cls
+    return add
 
 
 def field_name(path):
@@ -428,6 +475,7 @@ def options_markdown():
 
 
 @dataclass(frozen=True)
+@_declared_fields("kernel")
 class KernelParams:
     kernel_type: int = _default("kernel.kernel_type")  # 0 linear, 1 polynomial, 2 rbf,
                                     # 3 sigmoid (LIBSVM's -t), 4 precomputed (LIBSVM's only)
@@ -441,6 +489,7 @@ class KernelParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("dcsvm")
 class DcsvmParams:
     levels: int = _default("dcsvm.levels")              # level l has k^l clusters
     k_clusters: int = _default("dcsvm.k_clusters")      # branching factor k
@@ -463,6 +512,7 @@ class DcsvmParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("cp")
 class CuttingPlaneParams:
     line_search: Optional[str] = _default("cp.line_search")  # OCAS: exact | sorted | gca2 |
                                     # tca (None: the solver's)
@@ -484,6 +534,7 @@ class CuttingPlaneParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("dcd")
 class DcdParams:
     init_alpha: Any = field(default=None, compare=False, repr=False)  # dual warm start, per row
     engine: str = _default("dcd.engine")  # auto | jit | python (tests: force one inner loop)
@@ -503,6 +554,7 @@ class DcdParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("svr")
 class SvrParams:
     p: float = _default("svr.p")    # LIBLINEAR's -p: no loss while |w'x_i - y_i| <= p
 
@@ -511,6 +563,7 @@ class SvrParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("oneclass")
 class OneClassParams:
     nu: float = _default("oneclass.nu")  # LIBLINEAR's -n: the fraction nu of (bounded) SVs
 
@@ -519,8 +572,9 @@ class OneClassParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("libsvm")
 class LibsvmParams:
-    probability: bool = False       # LIBSVM's -b 1: Platt / Laplace / density-mark models
+    probability: bool = _default("libsvm.probability")  # LIBSVM's -b 1
     seed: int = 1                   # generator of the probability folds
 
     def check(self) -> Optional[str]:
@@ -528,6 +582,7 @@ class LibsvmParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("bias_reg")
 class BiasRegParams:
     regularize: bool = _default("bias_reg.regularize")  # False: LIBLINEAR's -R, the bias
                                                         # weight is not regularised
@@ -537,6 +592,7 @@ class BiasRegParams:
 
 
 @dataclass(frozen=True)
+@_declared_fields("")
 class TrainParams:
     solver: Optional[str] = _default("solver")  # a name or number of svmtool.solvers.REGISTRY;
                                     # None: its default (svmtool.solvers.DEFAULT_SOLVER)
