@@ -16,8 +16,11 @@ options are a frozen object of their own, a field of TrainParams with valid defa
 * :class:`BiasRegParams` -- LIBLINEAR's -R: leave the bias weight out of the regulariser
   (-s 0, 2, 5, 6, 11, with -B 1).
 
+Every option is declared once, in :data:`OPTIONS` (flags, field, group, default, help, check;
+see the comment above it): the dataclasses' defaults and checks below are read from there.
+
 Where options are checked -- each check is written once, here, and returns one message naming
-the option that is wrong:
+the field that is wrong (:func:`named`; each front end spells it, :func:`render`):
 
 * :meth:`TrainParams.check` (called by :func:`make_params`, so by every entry of the API): every
   value and the combinations of values, whatever the solver;
@@ -324,7 +327,7 @@ OPTIONS = (
            check=Bound("must be > 0 seconds (got {v:g})", lo=0, lo_open=True)),
     Option(("--wait",), "If another svmtool is writing MODEL, wait up to this long for it "
            "(default: fail at once with exit status 75).", name="wait", type=float,
-           metavar="SECONDS"),
+           metavar="SECONDS", check=Bound("must be >= 0 seconds (got {v:g})", lo=0.0)),
     Option(("--report",), "Write a JSON record of the run (written atomically).",
            name="report_file", type="file", metavar="FILE"),
     Option(("--log",), "Append the same record as one JSON line.", name="log_file",
@@ -332,10 +335,12 @@ OPTIONS = (
     Option(("--validate",), "Score the new model (and the existing MODEL) on this data before "
            "publishing.", name="validate_file", type="file", metavar="FILE"),
     Option(("--min-accuracy",), "With --validate: publish only if the new model's accuracy is "
-           ">= PCT.", name="min_accuracy", type=float, metavar="PCT"),
+           ">= PCT.", name="min_accuracy", type=float, metavar="PCT",
+           check=Bound("must be between 0 and 100 (got {v:g})", lo=0.0, hi=100.0)),
     Option(("--max-drop",), "With --validate: publish only if the new model's accuracy is at "
            "most POINTS below the existing MODEL's.  A refused model exits 3, MODEL "
-           "untouched.", name="max_drop", type=float, metavar="POINTS"),
+           "untouched.", name="max_drop", type=float, metavar="POINTS",
+           check=Bound("must be >= 0 (got {v:g})", lo=0.0)),
     # fields of the API only (no flag of svmtool train)
     Option((), "OCAS: drop a cut inactive for this many iterations.", field="cp.inactive_limit",
            type=int, default=50, check=Bound("must be >= 1 (got {v})", lo=1)),
@@ -367,6 +372,15 @@ def declare(opt):
     if opt.field:
         FIELDS[opt.field] = opt
     return opt
+
+
+def check_value(key, value):
+    """The declared check of option ``key`` (a command's own option: its name) on ``value``,
+    named by its flag: a message, or None (None values pass)."""
+    opt = next(o for o in OPTIONS if o.key == key)
+    if value is None or opt.check is None:
+        return None
+    return opt.check(value, None, opt.shown or opt.flags[0])
 
 
 def _default(path):

@@ -73,3 +73,90 @@ def test_render_spells_fields_per_front_end():
     assert P.render(msg) == "k_clusters must be >= 2"
     assert P.render(msg, P.flag_name) == "--clusters must be >= 2"
     assert P.render(msg, P.sklearn_name) == "clusters must be >= 2"
+
+
+# ---- a new option is one declaration ------------------------------------------------------------
+
+NEW_OPTION = '''    Option(("--level-growth",), "DC-SVM: how much larger each level's tolerance is than the "
+           "next one's (a test's option).", field="dcsvm.level_growth", type=float,
+           default=2.5, group="dcsvm", show_default=True, sklearn="level_growth",
+           estimators=("DCSVC",),
+           check=Bound("must be > 1 (got {v})", lo=1, lo_open=True)),
+'''
+
+PROBE = r'''
+import dataclasses, json
+from svmtool import params as P
+import svmtool.sklearn as S
+d = P.DcsvmParams()
+msg = P.TrainParams(dcsvm=dataclasses.replace(d, level_growth=0.5)).check()
+print(json.dumps({
+    "default": d.level_growth,
+    "field": "level_growth" in [f.name for f in dataclasses.fields(P.DcsvmParams)],
+    "api": P.render(msg), "cli": P.render(msg, P.flag_name), "sk": P.render(msg, P.sklearn_name),
+    "docs": [l for l in P.options_markdown().splitlines() if "--level-growth" in l],
+    "estimator": S.DCSVC().get_params().get("level_growth"),
+    "estimator_set": S.DCSVC(level_growth=4.0).level_growth,
+    "constraint": repr(S.DCSVC._parameter_constraints["level_growth"][0]),
+    "group": [o.flags[0] for o in __import__("svmtool.cli.train", fromlist=["x"])
+              .option_groups()["dcsvm"]],
+}))
+'''
+
+
+@pytest.fixture
+def tree_with_new_option(tmp_path):
+    """A copy of the package with one edit: NEW_OPTION added to svmtool.params.OPTIONS."""
+    import shutil
+
+    import svmtool
+
+    src = Path(svmtool.__file__).parent
+    dst = tmp_path / "svmtool"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.nbi",
+                                                            "*.nbc"))
+    params = dst / "params.py"
+    text = params.read_text()
+    anchor = "    # fields of the API only (no flag of svmtool train)\n"
+    assert text.count(anchor) == 1
+    params.write_text(text.replace(anchor, NEW_OPTION + anchor))
+    return tmp_path
+
+
+def test_a_new_option_is_one_declaration(tree_with_new_option):
+    """The one edit reaches train's help, its option groups and checks, the parameter
+    dataclass (field, default, check), the docs table and an estimator's parameters."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(tree_with_new_option))
+    env.pop("SVMTOOL_AOT", None)
+
+    def svmtool(*args):
+        return subprocess.run([sys.executable, "-m", "svmtool", *map(str, args)], env=env,
+                              capture_output=True, text=True, cwd=tree_with_new_option)
+
+    out = json.loads(subprocess.run([sys.executable, "-c", PROBE], env=env, check=True,
+                                    capture_output=True, text=True,
+                                    cwd=tree_with_new_option).stdout)
+    assert out["field"] and out["default"] == 2.5
+    assert out["api"] == "level_growth must be > 1 (got 0.5)"
+    assert out["cli"] == "--level-growth must be > 1 (got 0.5)"
+    assert out["sk"] == "level_growth must be > 1 (got 0.5)"
+    assert len(out["docs"]) == 1 and "(default 2.5)" in out["docs"][0]
+    assert out["estimator"] == 2.5 and out["estimator_set"] == 4.0
+    assert "Interval" in out["constraint"] and "--level-growth" in out["group"]
+
+    r = svmtool("train", "--help")
+    assert r.returncode == 0 and "--level-growth FLOAT" in r.stdout
+    assert "next one's (a test's option). [default: 2.5]" in " ".join(r.stdout.split())
+    r = svmtool("train", "-s", "dcsvm", "--level-growth", "0.5", HEART, "-")
+    assert (r.returncode, r.stderr) == (2, "svmtool: error: --level-growth must be > 1 "
+                                           "(got 0.5)\n")
+    r = svmtool("train", "-s", "1", "--level-growth", "3", HEART, "-")
+    assert (r.returncode, r.stderr) == (2, "svmtool: error: --level-growth only applies to -s "
+                                           "dcsvm, not -s dcd-l2\n")
+    # the unedited package has none of it
+    assert "--level-growth" not in run_cli("train", "--help").stdout.decode()

@@ -8,6 +8,7 @@ from typing import Optional
 from svmtool.cli.common import warn
 from svmtool.cli.libsvm_cli import TRAIN_OPTIONS, _int, _number
 from svmtool.errors import ParameterError
+from svmtool.params import check_value, refuse
 from svmtool.selection.spec import DEFAULT_LOG2C, DEFAULT_LOG2G, DEFAULT_FOLD, parse_range
 
 USAGE = "svmtool grid [grid.py's options] [svm-train's options] [options] TRAIN" \
@@ -150,10 +151,8 @@ def _check(a):
     """The combinations of grid's options: ParameterError naming the first that is wrong."""
     if a.log2c is None and a.log2g is None:
         raise ParameterError("-log2c and -log2g should not be null simultaneously")
-    if a.threads is not None and a.threads < 1:
-        raise ParameterError(f"--threads must be at least 1 (got {a.threads})")
-    if a.time_limit is not None and not a.time_limit > 0:
-        raise ParameterError(f"--time-limit must be > 0 seconds (got {a.time_limit:g})")
+    refuse(check_value("threads", a.threads))           # train's declared checks
+    refuse(check_value("time_limit", a.time_limit))
     if a.order not in ("grid", "path"):
         raise ParameterError(f"--order must be grid or path (got {a.order!r})")
     if a.seed_alpha not in ("c", "fold", "none"):

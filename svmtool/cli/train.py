@@ -10,7 +10,7 @@ from click.core import ParameterSource
 from svmtool.cli.common import is_quiet, quiet_option, warn, zero_based_option
 from svmtool.cli.publish import TrainJob, read_training_data, train_and_publish
 from svmtool.errors import ParameterError
-from svmtool.params import OPTIONS, flag_name, option, refuse
+from svmtool.params import OPTIONS, check_value, flag_name, option, refuse
 
 # the options are svmtool.params.OPTIONS: their flags, fields, groups, defaults, help and checks
 
@@ -184,15 +184,11 @@ def _check_retrain(ctx, spec, opts, folds, find_c, model_file):
     for k in ("min_accuracy", "max_drop"):
         if opts[k] is not None and opts["validate_file"] is None:
             raise ParameterError(f"{flag[k]} needs --validate FILE")
-    if opts["min_accuracy"] is not None and not 0.0 <= opts["min_accuracy"] <= 100.0:
-        raise ParameterError(f"--min-accuracy must be between 0 and 100 (got "
-                             f"{opts['min_accuracy']:g})")
-    if opts["max_drop"] is not None and not opts["max_drop"] >= 0.0:
-        raise ParameterError(f"--max-drop must be >= 0 (got {opts['max_drop']:g})")
+    refuse(check_value("min_accuracy", opts["min_accuracy"]))
+    refuse(check_value("max_drop", opts["max_drop"]))
     if opts["max_drop"] is not None and model_file == "-":
         raise ParameterError("--max-drop compares with the published MODEL: MODEL cannot be -")
-    if opts["wait"] is not None and not opts["wait"] >= 0.0:
-        raise ParameterError(f"--wait must be >= 0 seconds (got {opts['wait']:g})")
+    refuse(check_value("wait", opts["wait"]))
     if opts["init_model"] is not None and spec.reads("dcsvm") and ctx.params.get("early"):
         raise ParameterError("--init-model cannot start an --early model (it starts -s dcsvm "
                              "without --early)")
