@@ -363,17 +363,6 @@ def option(path):
     return FIELDS[path]
 
 
-def declare(opt):
-    """Add a declaration at run time (a plugin's option, a test's): the command line, the docs
-    table and the estimators read OPTIONS when they are built; ``opt.field`` must be a field of
-    an existing parameter dataclass (its default and check come from here)."""
-    global OPTIONS
-    OPTIONS = OPTIONS + (opt,)
-    if opt.field:
-        FIELDS[opt.field] = opt
-    return opt
-
-
 def check_value(key, value):
     """The declared check of option ``key`` (a command's own option: its name) on ``value``,
     named by its flag: a message, or None (None values pass)."""
