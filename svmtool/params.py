@@ -89,7 +89,8 @@ class Option:
     choices: tuple = ()         # the values a str option takes
     invert: bool = False        # a flag that turns the field off (--no-shrinking)
     multiple: bool = False
-    implied: Any = None         # what a None default stands for (the help's {implied})
+    implied: Any = None         # what a None default stands for (the help's {implied}; of
+                                # --early-level: the number of clusters of the level it picks)
     sklearn: str = ""           # the estimators' parameter of the field ("": none)
     shown: str = ""             # how messages spell it on the command line ("": flags[0])
     estimators: tuple = ()      # the estimators that take it as parameter ``sklearn``, with
@@ -252,7 +253,8 @@ OPTIONS = (
            field="dcsvm.early", default=False, group="dcsvm", sklearn="early",
            estimators=("DCSVC",)),
     Option(("--early-level",), "DC-SVM --early: the level to stop at (default: the level "
-           "with about 64 clusters).", field="dcsvm.early_level", type=int, group="dcsvm",
+           "with about {implied} clusters).", field="dcsvm.early_level", type=int, group="dcsvm",
+           implied=64,
            metavar="N", needs=("dcsvm.early", ""), check=_early_level, sklearn="early_level",
            estimators=("DCSVC",)),
     Option(("--overlap",), "DC-SVM --early, multi-class: a border row also trains the local "
@@ -499,7 +501,7 @@ class DcsvmParams:
     sample: int = _default("dcsvm.sample")              # points sampled for kernel k-means
     early: bool = _default("dcsvm.early")   # stop early and return the early-prediction model
     early_level: Optional[int] = _default("dcsvm.early_level")  # its level; None: the level
-                                                                # with about 64 clusters
+                                                # with about option(...).implied clusters
     overlap: Optional[int] = _default("dcsvm.overlap")  # multi-class early model: clusters a
                                                         # border row joins
     overlap_quantile: Optional[float] = _default("dcsvm.overlap_quantile")
