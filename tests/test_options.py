@@ -160,3 +160,23 @@ def test_a_new_option_is_one_declaration(tree_with_new_option):
                                            "dcsvm, not -s dcd-l2\n")
     # the unedited package has none of it
     assert "--level-growth" not in run_cli("train", "--help").stdout.decode()
+
+
+def test_estimators_take_the_declared_parameters_and_spell_their_checks():
+    S = pytest.importorskip("svmtool.sklearn")
+    import numpy as np
+
+    params = S.DCSVC().get_params()
+    declared = [o for o in P.OPTIONS if "DCSVC" in o.estimators]
+    assert {o.sklearn for o in declared} == {"levels", "clusters", "sample", "early",
+                                             "early_level"}
+    for o in declared:
+        assert params[o.sklearn] == o.default, o.sklearn
+        assert S.DCSVC._parameter_constraints[o.sklearn] != "no_validation"
+    assert S.LinearSVC().k_fraction == P.option("cp.k_fraction").default
+    X = np.random.RandomState(0).randn(40, 3)
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"^clusters must be >= 2 \(got 1\)$"):
+        S.DCSVC(clusters=1).fit(X, y)
+    with pytest.raises(ValueError, match=r"^cache_size must be > 0 \(got 0.0\)$"):
+        S.SVC(cache_size=0).fit(X, y)
