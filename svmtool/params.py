@@ -413,11 +413,35 @@ def sklearn_name(path):
 
 
 def render(message, spell=field_name):
-    """``message`` with every :func:`named` field written by ``spell``."""
-    if not message or _MARK not in message:
-        return message
-    parts = message.split(_MARK)
+    """``message`` (a :class:`Message` or a text with :func:`named` fields) with every field
+    written by ``spell``."""
+    template = getattr(message, "template", message)
+    if not template or _MARK not in template:
+        return template
+    parts = template.split(_MARK)
     return "".join(spell(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+class Message(str):
+    """A check's message: it reads with the fields' names (the API's spelling), and keeps its
+    ``template`` for a front end to :func:`render` in its own."""
+
+    def __new__(cls, template):
+        template = getattr(template, "template", template)
+        self = super().__new__(cls, render(template))
+        self.template = template
+        return self
+
+
+def _message(check):
+    """A check function whose message (when there is one) is a :class:`Message`."""
+    from functools import wraps
+
+    @wraps(check)
+    def checked(*args, **kwargs):
+        message = check(*args, **kwargs)
+        return None if message is None else Message(message)
+    return checked
 
 
 def check_declared(obj, owner):
@@ -489,6 +513,7 @@ class KernelParams:
     coef0: float = _default("kernel.coef0")
     cache_mb: float = _default("kernel.cache_mb")      # kernel row cache (-m)
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "kernel")
 
@@ -512,6 +537,7 @@ class DcsvmParams:
     # cluster subproblems run as tasks (--dask); None: threads of this process
     tasks: Any = field(default=None, compare=False, repr=False)
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "dcsvm")
 
@@ -534,6 +560,7 @@ class CuttingPlaneParams:
                                     # its -e (an absolute tolerance on its slack, in percent;
                                     # None: the -e rule)
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "cp")
 
@@ -554,6 +581,7 @@ class DcdParams:
     # (dcd-l2: margin 1.63x, scaled 1.21x the time; dcd-l1: margin 1.00x, scaled 1.35x)
     warm_start: str = _default("dcd.warm_start")
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "dcd")
 
@@ -563,6 +591,7 @@ class DcdParams:
 class SvrParams:
     p: float = _default("svr.p")    # LIBLINEAR's -p: no loss while |w'x_i - y_i| <= p
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "svr")
 
@@ -572,6 +601,7 @@ class SvrParams:
 class OneClassParams:
     nu: float = _default("oneclass.nu")  # LIBLINEAR's -n: the fraction nu of (bounded) SVs
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "oneclass")
 
@@ -582,6 +612,7 @@ class LibsvmParams:
     probability: bool = _default("libsvm.probability")  # LIBSVM's -b 1
     seed: int = 1                   # generator of the probability folds
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "libsvm")
 
@@ -592,6 +623,7 @@ class BiasRegParams:
     regularize: bool = _default("bias_reg.regularize")  # False: LIBLINEAR's -R, the bias
                                                         # weight is not regularised
 
+    @_message
     def check(self) -> Optional[str]:
         return check_declared(self, "bias_reg")
 
@@ -631,6 +663,7 @@ class TrainParams:
     bias_reg: BiasRegParams = BiasRegParams()
     libsvm: LibsvmParams = LibsvmParams()
 
+    @_message
     def check(self) -> Optional[str]:
         """Return a message naming what is wrong (its fields by :func:`named`), or None."""
         for label, factor in self.weights:
@@ -656,6 +689,7 @@ class TrainParams:
         return None
 
 
+@_message
 def check_for_solver(params, spec) -> Optional[str]:
     """A message when ``params`` ask what the solver of registry entry ``spec`` cannot do (see the
     module docstring), else None."""
@@ -669,6 +703,7 @@ def check_for_solver(params, spec) -> Optional[str]:
     return None
 
 
+@_message
 def check_cross_validation(params, nr_fold) -> Optional[str]:
     """A message when ``nr_fold``-fold cross validation (``-v``, ``-C``) cannot run with
     ``params``, else None."""
@@ -680,6 +715,7 @@ def check_cross_validation(params, nr_fold) -> Optional[str]:
     return None
 
 
+@_message
 def check_dask_address(address) -> Optional[str]:
     """None when ``address`` is ``local:N`` (N >= 1) or a scheduler address, else a message."""
     a = str(address)
@@ -721,7 +757,7 @@ def refuse(message, spell=field_name):
         from svmtool.errors import ParameterError
 
         error = ParameterError(render(message, spell))
-        error.template = message
+        error.template = getattr(message, "template", message)
         raise error
 
 
