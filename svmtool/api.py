@@ -521,11 +521,9 @@ def iter_decision_values(model, source, *, dask=None, chunk_bytes=64 << 20, zero
         return
     from svmtool.io.cache import cache_info
     from svmtool.io.shards import looks_like_shard_index, read_shard_index
-    from svmtool.params import check_dask_address
+    from svmtool.params import check_dask_address, refuse
 
-    msg = check_dask_address(dask)
-    if msg:
-        raise ParameterError(msg)
+    refuse(check_dask_address(dask))
     from svmtool.engine.dask_backend import Session, predict_in_order, prediction_pieces
 
     if looks_like_shard_index(source):

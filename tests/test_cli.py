@@ -45,7 +45,7 @@ def test_missing_file_and_bad_option():
     r = run_cli("train", "--bogus", DATA / "heart_scale")
     assert r.returncode == 2 and r.stderr.decode().count("\n") == 1
     r = run_cli("train", "-c", "-1", DATA / "heart_scale", "-")
-    assert r.returncode == 2 and "C must be a finite number > 0" in r.stderr.decode()
+    assert r.returncode == 2 and "-c must be a finite number > 0" in r.stderr.decode()
     r = run_cli("train", "-s", "99", DATA / "heart_scale", "-")
     assert r.returncode == 2 and "unknown solver" in r.stderr.decode()
 

@@ -572,7 +572,7 @@ def test_hand_over_from_python_to_jitted_changes_nothing(budget, liblinear_rng):
     from svmtool.errors import ParameterError
     from svmtool.params import make_params
 
-    with pytest.raises(ParameterError, match="dcd engine must be one of auto, jit, python"):
+    with pytest.raises(ParameterError, match="engine must be one of auto, jit, python"):
         make_params(None, {"dcd": DcdParams(engine="fast")})
 
 

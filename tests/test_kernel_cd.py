@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from svmtool.ops.kernels import Kernel, Rows
+from svmtool.solvers import default_eps
 from svmtool.solvers.kernel.kernel_cd import solve
 from tests.test_kernels import numpy_kernel
 
@@ -63,7 +64,7 @@ def test_per_row_C_and_default_eps():
     k = Kernel(2, 0.3)
     C = np.where(y > 0, 3.0, 0.5)
     Q = np.outer(y, y) * numpy_kernel(X.toarray(), X.toarray(), k)
-    res = solve(Rows.of(X), y, C, k)          # eps 1e-3
+    res = solve(Rows.of(X), y, C, k, eps=default_eps("kernel"))          # 1e-3, the registry's
     assert np.all(res.alpha <= C) and np.all(res.alpha >= 0)
     G = Q @ res.alpha - 1
     pg = np.where(res.alpha <= 0, np.minimum(G, 0), np.where(res.alpha >= C, np.maximum(G, 0), G))

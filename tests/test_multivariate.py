@@ -19,7 +19,7 @@ import scipy.sparse as sp
 import perf_truth
 from conftest import shared_file
 from svmtool.engine.passes_cp import CPOracle
-from svmtool.params import CuttingPlaneParams, TrainParams
+from svmtool.params import CuttingPlaneParams, TrainParams, flag_name, render
 from svmtool.solvers.cutting_plane import _multivariate_jit as mj
 from svmtool.solvers.cutting_plane import multivariate as mv
 from svmtool.solvers.cutting_plane.ordinal import PairRisk
@@ -270,7 +270,8 @@ def test_svmlight_example1_f1_and_prbep_agree_with_svmperf(tmp_path, loss):
 
 def test_option_checks():
     assert CuttingPlaneParams(loss="f1").check() is None
-    assert "--loss" in CuttingPlaneParams(loss="auc").check()
+    msg = CuttingPlaneParams(loss="auc").check()       # the field's name; the CLI's flag
+    assert msg.startswith("loss must be one of") and render(msg, flag_name).startswith("--loss")
     assert "only applies" in CuttingPlaneParams(loss="f1", k_fraction=0.5).check()
     assert "larger than 1" in CuttingPlaneParams(loss="prec@k", k_fraction=2).check()
     assert "smaller than 1" in CuttingPlaneParams(loss="rec@k", k_fraction=0.5).check()

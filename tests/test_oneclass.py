@@ -47,7 +47,7 @@ def test_bias_and_bad_nu_are_refused(tmp_path):
     r = run_cli("train", "-s", "21", "-B", "1", HEART, tmp_path / "m")
     assert r.returncode == 2 and "-B" in r.stderr.decode()
     r = run_cli("train", "-s", "21", "-n", "1.5", HEART, tmp_path / "m")
-    assert r.returncode == 2 and "-n (nu" in r.stderr.decode()
+    assert r.returncode == 2 and "-n must be in (0, 1]" in r.stderr.decode()
     r = run_cli("train", "-s", "1", "-n", "0.3", HEART, tmp_path / "m")
     assert r.returncode == 2 and "-n only applies to -s one-class" in r.stderr.decode()
     assert not (tmp_path / "m").exists()

@@ -68,12 +68,12 @@ def test_drivers_and_fit_functions_load():
     (["-s", "newton", "--line-search", "tca"], "--line-search only applies"),
     (["-s", "dcsvm", "--early-level", "2"], "--early-level needs --early"),
     (["-s", "dcsvm", "--early", "--early-level", "9"], "--early-level must be between 1 and"),
-    (["-s", "kernel", "-g", "-1"], "gamma (-g) must be >= 0"),
-    (["-s", "kernel", "-m", "0"], "cache size (-m) must be > 0"),
+    (["-s", "kernel", "-g", "-1"], "-g must be >= 0"),
+    (["-s", "kernel", "-m", "0"], "-m must be > 0"),
     (["-s", "1", "-p", "0.2"], "-p only applies to -s svr-l2"),
     (["-s", "3", "-R", "-B", "1"], "-R only applies to -s lr, newton"),
     (["-s", "2", "-R"], "-R (an unregularised bias) needs -B 1"),
-    (["-s", "12", "-p", "-1"], "-p (the SVR tube's width epsilon) must be >= 0"),
+    (["-s", "12", "-p", "-1"], "-p must be >= 0"),
 ])
 def test_impossible_combinations_fail_before_reading(tmp_path, args, message):
     """One line, exit 2, no model -- and before the data is read: a missing TRAIN file is not

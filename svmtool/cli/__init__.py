@@ -97,6 +97,16 @@ def _fail(message, code):
     return code
 
 
+def _spelled(error):
+    """An error's message; a parameter check's fields spelled as the command line's flags."""
+    template = getattr(error, "template", None)
+    if template is None:
+        return str(error)
+    from svmtool.params import flag_name, render
+
+    return render(template, flag_name)
+
+
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
 
 
@@ -191,7 +201,7 @@ def _run(args):
         _stdout_gone()
         return e.exit_code
     except SvmtoolError as e:
-        return _fail(str(e), e.exit_code)
+        return _fail(_spelled(e), e.exit_code)
     except KeyboardInterrupt:
         return _fail("interrupted by SIGINT", 128 + signal.SIGINT)
     except BrokenPipeError:

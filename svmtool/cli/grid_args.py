@@ -6,15 +6,17 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from svmtool.cli.common import warn
-from svmtool.cli.libsvm_cli import _int, _number
+from svmtool.cli.libsvm_cli import TRAIN_OPTIONS, _int, _number
 from svmtool.errors import ParameterError
+from svmtool.params import check_value, refuse
 from svmtool.selection.spec import DEFAULT_LOG2C, DEFAULT_LOG2G, DEFAULT_FOLD, parse_range
 
 USAGE = "svmtool grid [grid.py's options] [svm-train's options] [options] TRAIN" \
         "   |   svmtool grid --easy [options] TRAIN [TEST]"
 
-# svm-train's options that take a value, passed through to every cell
-TRAIN_VALUE_OPTS = ("-s", "-t", "-d", "-r", "-n", "-m", "-e", "-p", "-h", "-b", "-B")
+# svm-train's options that take a value (libsvm_cli.TRAIN_OPTIONS but -c and -g, which the grid
+# sets), and LIBLINEAR's -B, passed through to every cell
+TRAIN_VALUE_OPTS = tuple(f for f in TRAIN_OPTIONS if f not in ("-c", "-g")) + ("-B",)
 # svmtool's long options: name -> (key, kind)
 LONG = {
     "--easy": ("easy", "flag"), "--order": ("order", str), "--threads": ("threads", int),
@@ -70,78 +72,8 @@ def parse(args):
     args = list(args)
     rest = []
     i = 0
-
-    def value(opt):
-        if i + 1 >= len(args):
-            raise ParameterError(f"option {opt} needs a value")
-        return args[i + 1]
-
     while i < len(args):
-        opt = args[i]
-        if opt in LONG:
-            key, kind = LONG[opt]
-            if kind == "flag":
-                setattr(a, key, True)
-                i += 1
-            elif kind in ("libsvm", "svmtool"):
-                setattr(a, key, kind)
-                i += 1
-            elif kind == "off":
-                setattr(a, key, False)
-                i += 1
-            else:
-                setattr(a, key, _typed(opt, value(opt), kind))
-                i += 2
-            continue
-        if opt.startswith("--"):
-            raise ParameterError(f"unknown option: {opt} (see 'svmtool grid --help')")
-        if opt == "-log2c":
-            a.log2c = parse_range(opt, value(opt))
-            a.log2c_given = True
-        elif opt == "-log2g":
-            a.log2g = parse_range(opt, value(opt))
-            a.log2g_given = True
-        elif opt == "-log2p":
-            a.log2p = parse_range(opt, value(opt))
-        elif opt == "-v":
-            a.fold = _int(opt, value(opt))
-            if a.fold < 2:
-                raise ParameterError(f"-v {a.fold}: n-fold cross validation needs n >= 2")
-        elif opt in ("-c", "-g"):
-            raise ParameterError(f"{opt}: use -log2c and -log2g (grid.py's rule: the grid "
-                                 f"sets C and gamma)")
-        elif opt in ("-svmtrain", "-gnuplot"):
-            a.ignored.append((opt, value(opt)))
-        elif opt == "-out":
-            v = value(opt)
-            a.out = "" if v == "null" else v
-        elif opt == "-png":
-            v = value(opt)
-            a.png = "" if v == "null" else v
-            a.png_given = True
-        elif opt == "-resume":
-            if i + 1 < len(args) - 1 and not args[i + 1].startswith("-"):
-                a.resume = args[i + 1]
-                i += 2
-            else:
-                a.resume = True          # dataset.out, known once the data file is
-                i += 1
-            continue
-        elif opt == "-q":
-            a.quiet = True
-            i += 1
-            continue
-        elif opt in TRAIN_VALUE_OPTS:
-            a.train[opt[1:]] = value(opt)
-        elif opt.startswith("-w") and len(opt) > 2:
-            a.weights.append((_number(opt, opt[2:]), _number(opt, value(opt))))
-        elif opt.startswith("-") and len(opt) > 1:
-            raise ParameterError(f"unknown option: {opt} (see 'svmtool grid --help')")
-        else:
-            rest.append(opt)
-            i += 1
-            continue
-        i += 2
+        i = _take(a, args, i, rest)
     want = (1, 2) if a.easy else (1,)
     if len(rest) not in want:
         raise ParameterError(f"usage: {USAGE}")
@@ -149,12 +81,78 @@ def parse(args):
     a.test = rest[1] if len(rest) > 1 else None
     if a.resume is True:
         a.resume = a.title + ".out"
+    _check(a)
+    return a
+
+
+def _take(a, args, i, rest):
+    """Read the option (or file) at ``args[i]`` into ``a`` (``rest``: the files); the index of
+    the next argument."""
+    opt = args[i]
+
+    def value():
+        if i + 1 >= len(args):
+            raise ParameterError(f"option {opt} needs a value")
+        return args[i + 1]
+
+    if opt in LONG:
+        key, kind = LONG[opt]
+        if kind in ("flag", "libsvm", "svmtool", "off"):
+            setattr(a, key, {"flag": True, "off": False}.get(kind, kind))
+            return i + 1
+        setattr(a, key, _typed(opt, value(), kind))
+        return i + 2
+    if opt.startswith("--"):
+        raise ParameterError(f"unknown option: {opt} (see 'svmtool grid --help')")
+    if opt == "-q":
+        a.quiet = True
+        return i + 1
+    if opt == "-resume":
+        if i + 1 < len(args) - 1 and not args[i + 1].startswith("-"):
+            a.resume = args[i + 1]
+            return i + 2
+        a.resume = True          # dataset.out, known once the data file is
+        return i + 1
+    if not opt.startswith("-") or len(opt) == 1:
+        rest.append(opt)
+        return i + 1
+    _take_value(a, opt, value)
+    return i + 2
+
+
+def _take_value(a, opt, value):
+    """An option of grid.py or svm-train that takes a value (``value()``)."""
+    if opt in ("-log2c", "-log2g", "-log2p"):
+        setattr(a, opt[1:], parse_range(opt, value()))
+        if opt != "-log2p":
+            setattr(a, opt[1:] + "_given", True)
+    elif opt == "-v":
+        a.fold = _int(opt, value())
+        if a.fold < 2:
+            raise ParameterError(f"-v {a.fold}: n-fold cross validation needs n >= 2")
+    elif opt in ("-c", "-g"):
+        raise ParameterError(f"{opt}: use -log2c and -log2g (grid.py's rule: the grid "
+                             f"sets C and gamma)")
+    elif opt in ("-svmtrain", "-gnuplot"):
+        a.ignored.append((opt, value()))
+    elif opt in ("-out", "-png"):
+        v = value()
+        setattr(a, opt[1:], "" if v == "null" else v)
+        a.png_given = a.png_given or opt == "-png"
+    elif opt in TRAIN_VALUE_OPTS:
+        a.train[opt[1:]] = value()
+    elif opt.startswith("-w") and len(opt) > 2:
+        a.weights.append((_number(opt, opt[2:]), _number(opt, value())))
+    else:
+        raise ParameterError(f"unknown option: {opt} (see 'svmtool grid --help')")
+
+
+def _check(a):
+    """The combinations of grid's options: ParameterError naming the first that is wrong."""
     if a.log2c is None and a.log2g is None:
         raise ParameterError("-log2c and -log2g should not be null simultaneously")
-    if a.threads is not None and a.threads < 1:
-        raise ParameterError(f"--threads must be at least 1 (got {a.threads})")
-    if a.time_limit is not None and not a.time_limit > 0:
-        raise ParameterError(f"--time-limit must be > 0 seconds (got {a.time_limit:g})")
+    refuse(check_value("threads", a.threads))           # train's declared checks
+    refuse(check_value("time_limit", a.time_limit))
     if a.order not in ("grid", "path"):
         raise ParameterError(f"--order must be grid or path (got {a.order!r})")
     if a.seed_alpha not in ("c", "fold", "none"):
@@ -164,7 +162,6 @@ def parse(args):
     if a.refine and not a.early:
         raise ParameterError("--refine re-runs the best cells of an --early grid exactly: it "
                              "needs -s dcsvm --early")
-    return a
 
 
 def _typed(opt, text, kind):
@@ -200,12 +197,10 @@ def build_params(a, spec_name):
     t = a.train
     if spec.libsvm_id is not None:
         s = dict(train_defaults(), svm_type=spec.libsvm_id, weights=a.weights)
-        conv = {"t": ("kernel_type", int), "d": ("degree", int), "r": ("coef0", float),
-                "n": ("nu", float), "m": ("cache", float), "e": ("eps", float),
-                "p": ("p", float), "h": ("shrinking", int), "b": ("probability", int)}
         for k, v in t.items():
-            if k in conv:
-                s[conv[k][0]] = _num("-" + k, v, conv[k][1])
+            if k not in ("s", "B"):
+                key, _, typ = TRAIN_OPTIONS["-" + k]
+                s[key] = _num("-" + k, v, typ)
             elif k == "B":
                 raise ParameterError(f"-B: -s {spec.name} takes no bias column (LIBSVM's "
                                      f"problem has rho)")
@@ -221,10 +216,10 @@ def build_params(a, spec_name):
         kw["shrinking"] = bool(_num("-h", t["h"], int))
     if "kernel" in spec.options:
         kp = {}
-        for key, name, typ in (("t", "kernel_type", int), ("d", "degree", int),
-                               ("r", "coef0", float), ("m", "cache_mb", float)):
+        for key in ("t", "d", "r", "m"):
             if key in t:
-                kp[name] = _num("-" + key, t[key], typ)
+                _, path, typ = TRAIN_OPTIONS["-" + key]
+                kp[path.split(".")[1]] = _num("-" + key, t[key], typ)
         kw["kernel"] = KernelParams(**kp)
     else:
         for key in ("t", "d", "r", "m", "n", "b"):
@@ -245,7 +240,7 @@ def build_params(a, spec_name):
 
 
 def _num(opt, text, typ):
-    from svmtool.cli.libsvm_cli import _int, _number
+    from svmtool.cli.libsvm_cli import TRAIN_OPTIONS, _int, _number
 
     return _int(opt, text) if typ is int else _number(opt, text)
 

@@ -91,11 +91,9 @@ def prepare(ctx, a, quiet):
         raise ParameterError("--halving is for kernel grids; a linear solver's C path shares "
                              "its work already")
     if a.dask:
-        from svmtool.params import check_dask_address
+        from svmtool.params import check_dask_address, refuse
 
-        msg = check_dask_address(a.dask)
-        if msg:
-            raise ParameterError(msg)
+        refuse(check_dask_address(a.dask))
     note_ignored(a, quiet)
     own0 = _startup.span_start()
     prob = load_data(a.data, zero_based=int(params.kernel.kernel_type) == 4)

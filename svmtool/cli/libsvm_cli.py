@@ -2,15 +2,11 @@
 argument vectors and the lines they print, so that a script switches by putting ``svmtool ``
 in front of the program's name.
 
-svm-train: ``svm-train [options] training_set_file [model_file]`` with LIBSVM's options::
-
-    -s svm_type : 0 C-SVC, 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR (default 0)
-    -t kernel_type : 0 linear, 1 polynomial, 2 radial basis function, 3 sigmoid,
-                     4 precomputed kernel (default 2)
-    -d degree (3)  -g gamma (1/num_features)  -r coef0 (0)  -c cost (1)  -n nu (0.5)
-    -p epsilon of the SVR loss (0.1)  -m cache size in MB (100)  -e tolerance (0.001)
-    -h shrinking, 0 or 1 (1)  -b probability estimates, 0 or 1 (0)
-    -wi weight : C of class i is weight * C (C-SVC)  -v n : n-fold cross validation  -q quiet
+svm-train: ``svm-train [options] training_set_file [model_file]`` with LIBSVM's options (-s
+svm_type, -t kernel_type, -d degree, -g gamma, -r coef0, -c cost, -n nu, -p epsilon of the SVR
+loss, -m cache size in MB, -e tolerance, -h shrinking, -b probability estimates, -wi weight, -v
+n-fold cross validation, -q quiet), each mapped onto the field of svmtool's option declaration
+it sets (``TRAIN_OPTIONS``) and defaulting as LIBSVM's (``svmtool svm-train --help``).
 
 The model goes to ``model_file`` (default: the training file's name with ``.model``, in the
 current folder).  What LIBSVM prints (without its progress dots) goes to standard output, as
@@ -83,31 +79,42 @@ def _scan(args, prog, with_value, flags=(), arity=None, prefixed=(), has="", cou
                               else f"option {a} needs a value"))
 
 
-_TRAIN_NUMBERS = {"-g": "gamma", "-r": "coef0", "-n": "nu", "-m": "cache", "-c": "C", "-e": "eps",
-                  "-p": "p"}
-_TRAIN_INTEGERS = {"-s": "svm_type", "-t": "kernel_type", "-d": "degree", "-h": "shrinking",
-                   "-b": "probability"}
+# svm-train's options: flag -> (its settings key, the field of svmtool's option declaration it
+# sets, its type).  LIBSVM's defaults are svmtool's (svmtool.params.OPTIONS), but for -s (0,
+# C-SVC), -e (the registry's c_svc tolerance) and -g (0: 1/num_features, svmtool's None).
+TRAIN_OPTIONS = {
+    "-s": ("svm_type", "", int), "-t": ("kernel_type", "kernel.kernel_type", int),
+    "-d": ("degree", "kernel.degree", int), "-g": ("gamma", "kernel.gamma", float),
+    "-r": ("coef0", "kernel.coef0", float), "-n": ("nu", "oneclass.nu", float),
+    "-m": ("cache", "kernel.cache_mb", float), "-c": ("C", "C", float),
+    "-e": ("eps", "eps", float), "-p": ("p", "svr.p", float),
+    "-h": ("shrinking", "shrinking", int), "-b": ("probability", "libsvm.probability", int),
+}
 
 
 def train_defaults():
     """svm-train's settings before its options are read (LIBSVM's defaults)."""
-    return {"svm_type": 0, "kernel_type": 2, "degree": 3, "gamma": 0.0, "coef0": 0.0, "nu": 0.5,
-            "cache": 100.0, "C": 1.0, "eps": 1e-3, "p": 0.1, "shrinking": 1, "probability": 0,
-            "weights": [], "quiet": False, "folds": None}
+    from svmtool.params import option
+    from svmtool.solvers import default_eps
+
+    s = {key: typ(option(path).default) for key, path, typ in TRAIN_OPTIONS.values()
+         if path and option(path).default is not None}
+    s.update(svm_type=0, gamma=0.0, eps=default_eps("c_svc"), weights=[], quiet=False,
+             folds=None)
+    return s
 
 
 def parse_train_args(args):
     """LIBSVM svm-train's argument vector -> (settings dict, data file, model file)."""
     s = train_defaults()
-    opts, rest = _scan(args, "svm-train", tuple(_TRAIN_NUMBERS) + tuple(_TRAIN_INTEGERS) + ("-v",),
+    opts, rest = _scan(args, "svm-train", tuple(TRAIN_OPTIONS) + ("-v",),
                        flags=("-q",), prefixed=("-w",), has="has no such option")
     for opt, val in opts:
         if opt == "-q":
             s["quiet"] = True
-        elif opt in _TRAIN_NUMBERS:
-            s[_TRAIN_NUMBERS[opt]] = _number(opt, val)
-        elif opt in _TRAIN_INTEGERS:
-            s[_TRAIN_INTEGERS[opt]] = _int(opt, val)
+        elif opt in TRAIN_OPTIONS:
+            key, _, typ = TRAIN_OPTIONS[opt]
+            s[key] = _int(opt, val) if typ is int else _number(opt, val)
         elif opt == "-v":
             n = _int(opt, val)
             if n < 2:
@@ -152,20 +159,17 @@ def check_train_settings(s):
 
 
 def train_params(s, n_features=None):
-    from svmtool.params import (KernelParams, LibsvmParams, OneClassParams, SvrParams,
-                                TrainParams)
+    """TrainParams of svm-train's settings ``s``: each option onto its declared field."""
+    from svmtool.params import option, params_from
     from svmtool.solvers import libsvm_spec
 
-    gamma = s["gamma"] if s["gamma"] > 0 else None
-    return TrainParams(
-        solver=libsvm_spec(s["svm_type"]).name, C=float(s["C"]), eps=float(s["eps"]),
-        weights=tuple((float(k), float(v)) for k, v in s["weights"]) if s["svm_type"] == 0
-        else (), shrinking=bool(s["shrinking"]),
-        kernel=KernelParams(kernel_type=int(s["kernel_type"]), gamma=gamma,
-                            degree=int(s["degree"]), coef0=float(s["coef0"]),
-                            cache_mb=float(s["cache"])),
-        svr=SvrParams(p=float(s["p"])), oneclass=OneClassParams(nu=float(s["nu"])),
-        libsvm=LibsvmParams(probability=bool(s["probability"])))
+    values = {path: option(path).type(s[key]) if option(path).type in (int, float)
+              else bool(s[key]) for key, path, _ in TRAIN_OPTIONS.values() if path}
+    values["solver"] = libsvm_spec(s["svm_type"]).name
+    values["kernel.gamma"] = s["gamma"] if s["gamma"] > 0 else None
+    values["weights"] = (tuple((float(k), float(v)) for k, v in s["weights"])
+                         if s["svm_type"] == 0 else ())
+    return params_from(values)
 
 
 def run_train(ctx, args):
@@ -365,15 +369,17 @@ def run_scale(ctx, args):
             f.write(chunk)
 
 
+TRAIN_HELP = """\b
+-s svm_type: 0 C-SVC, 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR ({svm_type})
+-t kernel_type: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid, 4 precomputed ({kernel_type})
+-d degree ({degree})   -g gamma (1/num_features)   -r coef0 ({coef0:g})
+-c cost ({C:g})     -n nu ({nu:g})                 -p epsilon of the SVR loss ({p:g})
+-m cache size in MB ({cache:g})   -e tolerance ({eps:g})   -h shrinking 0|1 ({shrinking})
+-b probability estimates 0|1 ({probability})   -wi weight (C of class i: weight * C)
+-v n: n-fold cross validation   -q: quiet"""
+
 OPTION_HELP = {
-    "svm-train": """\b
--s svm_type: 0 C-SVC, 1 nu-SVC, 2 one-class SVM, 3 epsilon-SVR, 4 nu-SVR (0)
--t kernel_type: 0 linear, 1 polynomial, 2 rbf, 3 sigmoid, 4 precomputed (2)
--d degree (3)   -g gamma (1/num_features)   -r coef0 (0)
--c cost (1)     -n nu (0.5)                 -p epsilon of the SVR loss (0.1)
--m cache size in MB (100)   -e tolerance (0.001)   -h shrinking 0|1 (1)
--b probability estimates 0|1 (0)   -wi weight (C of class i: weight * C)
--v n: n-fold cross validation   -q: quiet""",
+    "svm-train": TRAIN_HELP,
     "svm-predict": """\b
 -b 0|1: probability estimates (0)   -q: quiet""",
     "svm-scale": """\b
@@ -383,10 +389,15 @@ The scaled data goes to standard output.""",
 }
 
 
+def _help(prog):
+    """A program's option help; svm-train's defaults filled in from train_defaults()."""
+    return TRAIN_HELP.format(**train_defaults()) if prog == "svm-train" else OPTION_HELP[prog]
+
+
 def make_command(prog, runner):
     @click.command(prog, context_settings=RAW, add_help_option=False,
                    help=f"LIBSVM's {prog}, its options unchanged: svmtool {prog} "
-                        f"{USAGES[prog]}.\n\n{OPTION_HELP[prog]}")
+                        f"{USAGES[prog]}.\n\n{_help(prog)}")
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     @click.pass_context
     def command(ctx, args):

@@ -58,29 +58,12 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
     LIBLINEAR model file, a LIBSVM kernel model or an svmtool DC-SVM early-prediction model;
     OUTPUT gets one prediction per line (- for stdout).
     """
-    from svmtool.errors import InputError, ParameterError
+    from svmtool.errors import ParameterError
     from svmtool.io.output import open_output
-    from svmtool.io.model_io import load_model
     from svmtool.io.model_text import format_label
 
-    if test == "-" and model_file == "-":
-        raise InputError("TEST and MODEL cannot both be read from stdin ('-')")
     with_proba = probability == "1"
-    if with_proba and decision_values:
-        raise ParameterError("-b 1 and --decision-values cannot be used together")
-
-    if dask is not None:
-        from svmtool.engine.dask_backend import require_dask
-        from svmtool.params import check_dask_address
-
-        msg = check_dask_address(dask)
-        if msg:
-            raise ParameterError(msg)
-        require_dask()
-    model = load_model(model_file)
-    if with_proba and not model.is_probabilistic():
-        raise ParameterError(f"-b 1 needs a logistic-regression model (L2R_LR, L1R_LR or "
-                             f"L2R_LR_DUAL); {model_file} is {model.solver_type}")
+    model = _checked_model(test, model_file, with_proba, decision_values, dask)
 
     import numpy as np
 
@@ -129,9 +112,7 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
             if decision_values:
                 lines = [" ".join(map(format_value, row)) for row in scores.tolist()]
             elif with_proba:
-                proba = model.predict_proba(scores)
-                lines = [lab + " " + " ".join(map(format_value, row))
-                         for lab, row in zip(label_text[index], proba.tolist())]
+                lines = _proba_lines(model, scores, label_text[index])
             elif regression:
                 lines = [format_value(v) for v in predicted.tolist()]
             else:
@@ -144,19 +125,51 @@ def command(ctx, test, model_file, output, probability, decision_values, quiet, 
             out.write("\n".join(lines))
             out.write("\n")
 
-    if ranking:
-        from svmtool.solvers.cutting_plane.ordinal import ranking_report_lines
-
-        ys = np.concatenate(rank_y) if rank_y else np.zeros(0)
-        ss = np.concatenate(rank_s) if rank_s else np.zeros(0)
-        qs = None
-        if rank_q and all(q is not None for q in rank_q):
-            qs = np.concatenate(rank_q)
-        for line in ranking_report_lines(ys, ss, qs):
-            info(ctx, line, quiet)
-        return
-    for line in tally.report():
+    for line in _ranking_lines(rank_y, rank_s, rank_q) if ranking else tally.report():
         info(ctx, line, quiet)
+
+
+def _checked_model(test, model_file, with_proba, decision_values, dask):
+    """The model, once the options are known to go together (ParameterError if not)."""
+    from svmtool.errors import InputError, ParameterError
+    from svmtool.io.model_io import load_model
+
+    if test == "-" and model_file == "-":
+        raise InputError("TEST and MODEL cannot both be read from stdin ('-')")
+    if with_proba and decision_values:
+        raise ParameterError("-b 1 and --decision-values cannot be used together")
+    if dask is not None:
+        from svmtool.engine.dask_backend import require_dask
+        from svmtool.params import check_dask_address, refuse
+
+        refuse(check_dask_address(dask))
+        require_dask()
+    model = load_model(model_file)
+    if with_proba and not model.is_probabilistic():
+        raise ParameterError(f"-b 1 needs a logistic-regression model (L2R_LR, L1R_LR or "
+                             f"L2R_LR_DUAL); {model_file} is {model.solver_type}")
+    return model
+
+
+def _proba_lines(model, scores, labels):
+    """-b 1's lines: the label, then each class's probability."""
+    proba = model.predict_proba(scores)
+    return [lab + " " + " ".join(map(format_value, row)) for lab, row in zip(labels,
+                                                                             proba.tolist())]
+
+
+def _ranking_lines(rank_y, rank_s, rank_q):
+    """--ranking's report of the gathered labels, scores and qids."""
+    import numpy as np
+
+    from svmtool.solvers.cutting_plane.ordinal import ranking_report_lines
+
+    ys = np.concatenate(rank_y) if rank_y else np.zeros(0)
+    ss = np.concatenate(rank_s) if rank_s else np.zeros(0)
+    qs = None
+    if rank_q and all(q is not None for q in rank_q):
+        qs = np.concatenate(rank_q)
+    return ranking_report_lines(ys, ss, qs)
 
 
 class _Tally:

@@ -59,37 +59,46 @@ NO_COUNTERPART = {
     "-l": "the predictions of transductive learning",
     "-p": "the positive fraction of transductive learning",
 }
-LEARN_OPTIONS = ("-z", "-v", "-b", "-c", "-w", "-j", "-e", "-m", "-t", "-d", "-g", "-s", "-r",
-                 "-u", "-x", "-o", "-k")
 
 LEARN_HELP = """\
 usage: svmtool svm_learn [options] example_file [model_file]
 
 SVMlight 6.02's svm_learn on svmtool's solvers; model_file defaults to svm_model.
 
-  -z {c,r,p}  classification (default), regression, preference ranking (linear kernel)
+  -z {{c,r,p}}  classification (default), regression, preference ranking (linear kernel)
   -c float    C (default [avg. |x|]^-2, SVMlight's)
-  -w float    epsilon: width of the regression tube (default 0.1)
-  -j float    cost factor: C of the positive examples is C*j (default 1)
-  -b [0,1]    threshold b in the model (default 1); 0: the hyperplane through the origin
-  -e float    tolerance of the stopping rule (default 0.001)
-  -m int      kernel cache in MB (default 40)
+  -w float    epsilon: width of the regression tube (default {tube:g})
+  -j float    cost factor: C of the positive examples is C*j (default {cost_ratio:g})
+  -b [0,1]    threshold b in the model (default {biased:d}); 0: the hyperplane through the origin
+  -e float    tolerance of the stopping rule (default {eps:g})
+  -m int      kernel cache in MB (default {cache_mb:g})
   -t int      kernel: 0 linear (default), 1 polynomial (s a*b+c)^d, 2 rbf exp(-gamma |a-b|^2),
               3 sigmoid tanh(s a*b + c)
-  -d int      d of the polynomial kernel (default 3)
-  -g float    gamma of the rbf kernel (default 1)
-  -s float    s of the polynomial / sigmoid kernel (default 1)
-  -r float    c of the polynomial / sigmoid kernel (default 1)
+  -d int      d of the polynomial kernel (default {degree})
+  -g float    gamma of the rbf kernel (default {gamma:g})
+  -s float    s of the polynomial / sigmoid kernel (default {coef_lin:g})
+  -r float    c of the polynomial / sigmoid kernel (default {coef_const:g})
   -u string   written to the model's header (SVMlight's user-defined kernel parameter)
-  -o float    rho of the xi-alpha estimates (default 1.0); -k 0 their depth (the only one)
+  -o float    rho of the xi-alpha estimates (default {xa_rho}); -k 0 their depth (the only one)
   -x [0,1]    1: leave-one-out estimates (classification), retraining where the xi-alpha
-              bound cannot decide (default 0)
-  -v [0..3]   verbosity (default 1)
+              bound cannot decide (default {loo:d})
+  -v [0..3]   verbosity (default {verbosity})
   -?, --help  this help
 
 Options of SVMlight without a counterpart here are refused (exit 2): -i -f -q -n -h -# -y -a
 -l -p, -k > 0, -t 4, -z o, -z s.
 """
+VERBOSITY = 1           # svm_learn's -v
+
+
+def learn_help():
+    """svm_learn --help, its defaults LightParams' (and VERBOSITY)."""
+    from dataclasses import asdict
+
+    from svmtool.solvers.kernel.svmlight_train import LightParams
+
+    return LEARN_HELP.format(verbosity=VERBOSITY, **asdict(LightParams()))
+
 
 CLASSIFY_HELP = """\
 usage: svmtool svm_classify [options] example_file model_file [output_file]
@@ -104,6 +113,89 @@ The model: SVMlight's or SVMperf's, or any svmtool model with one decision funct
 """
 
 
+def _refuse(message):
+    raise ParameterError(f"svm_learn: {message}")
+
+
+def _number(kind, ok=None, message=""):
+    """A converter of a number option, refusing values where ``ok`` fails with ``message``."""
+    def convert(opt, val):
+        v = option_number(opt, val, kind)
+        if ok is not None and not ok(v):
+            _refuse(message)
+        return v
+    return convert
+
+
+def _zero_one(opt, val):
+    v = option_number(opt, val, int)
+    if v not in (0, 1):
+        _refuse(f"{opt} must be 0 or 1 (got {val})")
+    return v == 1
+
+
+def _task(opt, val):
+    if val in ("o", "s"):
+        _refuse(f"-z {val} (SVMlight's optimization of given inequalities) has no counterpart "
+                f"in svmtool")
+    if val not in ("c", "r", "p"):
+        _refuse(f"unknown type '{val}': valid types are 'c' (classification), 'r' (regression) "
+                f"and 'p' (preference ranking)")
+    return val
+
+
+def _kernel_type(opt, val):
+    t = option_number(opt, val, int)
+    if t == 4:
+        _refuse("-t 4 (SVMlight's user-defined kernel, compiled from kernel.h) has no "
+                "counterpart in svmtool")
+    if t not in (0, 1, 2, 3):
+        _refuse(f"-t {val}: unknown kernel type (0 linear, 1 polynomial, 2 rbf, 3 sigmoid)")
+    return t
+
+
+def _custom(opt, val):
+    if "#" in val or "\n" in val or not val.strip():
+        _refuse("-u needs a word without '#' (it is written to the model's header)")
+    return val
+
+
+def _depth(opt, val):
+    if option_number(opt, val, int) != 0:
+        _refuse(f"option -k {val} (the search depth of SVMlight's extended xi-alpha estimator) "
+                f"has no counterpart in svmtool; only depth 0")
+    return 0
+
+
+# svm_learn's options: flag -> (the LightParams field it sets, "verbosity" or "": none; its
+# converter and check)
+LEARN = {
+    "-z": ("task", _task),
+    "-v": ("verbosity", _number(int)),
+    "-b": ("biased", _zero_one),
+    "-c": ("C", _number(float, lambda v: v >= 0, "the C parameter must be greater than zero")),
+    "-w": ("tube", _number(float, lambda v: v >= 0,
+                           "-w (the width of the tube) must be >= 0")),
+    "-j": ("cost_ratio", _number(float, lambda v: v > 0,
+                                 "the COSTRATIO parameter (-j) must be greater than zero")),
+    "-e": ("eps", _number(float, lambda v: v > 0,
+                          "the epsilon parameter (-e) must be greater than zero")),
+    "-m": ("cache_mb", lambda opt, val: float(_number(
+        int, lambda v: v >= 1, "-m (the kernel cache in MB) must be at least 1")(opt, val))),
+    "-t": ("kernel_type", _kernel_type),
+    "-d": ("degree", _number(int)),
+    "-g": ("gamma", _number(float)),
+    "-s": ("coef_lin", _number(float)),
+    "-r": ("coef_const", _number(float)),
+    "-u": ("custom", _custom),
+    "-x": ("loo", _zero_one),
+    "-o": ("xa_rho", _number(float, lambda v: v >= 0, "the parameter rho of the xi-alpha "
+                             "estimates (-o) must be greater than zero")),
+    "-k": ("", _depth),
+}
+LEARN_OPTIONS = tuple(LEARN)
+
+
 def learn_settings(argv):
     """Everything svm_learn's command line says, checked before any data is read."""
     from svmtool.solvers.kernel.svmlight_train import LightParams
@@ -111,100 +203,25 @@ def learn_settings(argv):
     opts, files = scan_options(argv, LEARN_OPTIONS, NO_COUNTERPART, "svm_learn", ("-?", "--help"))
     if opts is None:
         return None
-    kw = {}
-    verbosity = 1
+    kw = {"verbosity": VERBOSITY}
     for opt, val in opts:
         if opt in NO_COUNTERPART:
-            raise ParameterError(f"svm_learn: option {opt} ({NO_COUNTERPART[opt]}) has no "
-                                 f"counterpart in svmtool")
-        if opt == "-z":
-            if val in ("o", "s"):
-                raise ParameterError(f"svm_learn: -z {val} (SVMlight's optimization of given "
-                                     f"inequalities) has no counterpart in svmtool")
-            if val not in ("c", "r", "p"):
-                raise ParameterError(f"svm_learn: unknown type '{val}': valid types are 'c' "
-                                     f"(classification), 'r' (regression) and 'p' (preference "
-                                     f"ranking)")
-            kw["task"] = val
-        elif opt == "-v":
-            verbosity = option_number(opt, val, int)
-        elif opt == "-b":
-            b = option_number(opt, val, int)
-            if b not in (0, 1):
-                raise ParameterError(f"svm_learn: -b must be 0 or 1 (got {val})")
-            kw["biased"] = b == 1
-        elif opt == "-c":
-            kw["C"] = option_number(opt, val)
-            if kw["C"] < 0:
-                raise ParameterError("svm_learn: the C parameter must be greater than zero")
-        elif opt == "-w":
-            kw["tube"] = option_number(opt, val)
-            if kw["tube"] < 0:
-                raise ParameterError("svm_learn: -w (the width of the tube) must be >= 0")
-        elif opt == "-j":
-            kw["cost_ratio"] = option_number(opt, val)
-            if not kw["cost_ratio"] > 0:
-                raise ParameterError("svm_learn: the COSTRATIO parameter (-j) must be greater "
-                                     "than zero")
-        elif opt == "-e":
-            kw["eps"] = option_number(opt, val)
-            if not kw["eps"] > 0:
-                raise ParameterError("svm_learn: the epsilon parameter (-e) must be greater "
-                                     "than zero")
-        elif opt == "-m":
-            kw["cache_mb"] = float(option_number(opt, val, int))
-            if kw["cache_mb"] < 1:
-                raise ParameterError("svm_learn: -m (the kernel cache in MB) must be at least 1")
-        elif opt == "-t":
-            t = option_number(opt, val, int)
-            if t == 4:
-                raise ParameterError("svm_learn: -t 4 (SVMlight's user-defined kernel, compiled "
-                                     "from kernel.h) has no counterpart in svmtool")
-            if t not in (0, 1, 2, 3):
-                raise ParameterError(f"svm_learn: -t {val}: unknown kernel type (0 linear, 1 "
-                                     f"polynomial, 2 rbf, 3 sigmoid)")
-            kw["kernel_type"] = t
-        elif opt == "-d":
-            kw["degree"] = option_number(opt, val, int)
-        elif opt == "-g":
-            kw["gamma"] = option_number(opt, val)
-        elif opt == "-s":
-            kw["coef_lin"] = option_number(opt, val)
-        elif opt == "-r":
-            kw["coef_const"] = option_number(opt, val)
-        elif opt == "-u":
-            if "#" in val or "\n" in val or not val.strip():
-                raise ParameterError("svm_learn: -u needs a word without '#' (it is written to "
-                                     "the model's header)")
-            kw["custom"] = val
-        elif opt == "-x":
-            x = option_number(opt, val, int)
-            if x not in (0, 1):
-                raise ParameterError(f"svm_learn: -x must be 0 or 1 (got {val})")
-            kw["loo"] = x == 1
-        elif opt == "-o":
-            kw["xa_rho"] = option_number(opt, val)
-            if kw["xa_rho"] < 0:
-                raise ParameterError("svm_learn: the parameter rho of the xi-alpha estimates "
-                                     "(-o) must be greater than zero")
-        elif opt == "-k":
-            k = option_number(opt, val, int)
-            if k != 0:
-                raise ParameterError(f"svm_learn: option -k {val} (the search depth of "
-                                     f"SVMlight's extended xi-alpha estimator) has no "
-                                     f"counterpart in svmtool; only depth 0")
+            _refuse(f"option {opt} ({NO_COUNTERPART[opt]}) has no counterpart in svmtool")
+        name, convert = LEARN[opt]
+        value = convert(opt, val)
+        if name:
+            kw[name] = value
+    verbosity = kw.pop("verbosity")
     lp = LightParams(**kw)
     if lp.loo and lp.task != "c":
-        raise ParameterError(f"svm_learn: -x 1 with -z {lp.task}: svmtool computes leave-one-out "
-                             f"estimates for classification only (-z c), as SVMlight does")
+        _refuse(f"-x 1 with -z {lp.task}: svmtool computes leave-one-out estimates for "
+                f"classification only (-z c), as SVMlight does")
     if lp.kernel_type == 1 and not 0 <= lp.degree < 2**31:
-        raise ParameterError(f"svm_learn: -d {lp.degree}: the polynomial degree must be from 0 "
-                             f"to 2^31-1")
+        _refuse(f"-d {lp.degree}: the polynomial degree must be from 0 to 2^31-1")
     if not files:
-        raise ParameterError("svm_learn: not enough input parameters: example_file is missing")
+        _refuse("not enough input parameters: example_file is missing")
     if len(files) > 2:
-        raise ParameterError(f"svm_learn: unexpected argument {files[2]!r} after example_file "
-                             f"and model_file")
+        _refuse(f"unexpected argument {files[2]!r} after example_file and model_file")
     return {"params": lp, "verbosity": verbosity, "train": files[0],
             "model": files[1] if len(files) > 1 else "svm_model"}
 
@@ -219,7 +236,7 @@ def learn_command(ctx, argv):
     """SVMlight's svm_learn command line (svmtool svm_learn --help)."""
     s = learn_settings(list(argv))
     if s is None:
-        click.echo(LEARN_HELP, nl=False)
+        click.echo(learn_help(), nl=False)
         return
     from svmtool.io.lock import locked
     from svmtool.io.output import open_output

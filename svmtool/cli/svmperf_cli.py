@@ -72,16 +72,16 @@ model_file defaults to svm_struct_model.
 
   -c float    C: trade-off between training error and margin (required)
   -e float    epsilon: tolerance of the termination criterion, in percent of the loss
-              (default 0.1)
+              (default {eps:g})
   -l [1..]    loss: 1 F1, 2 error rate (default), 3 precision/recall break-even,
               4 prec@k, 5 rec@k, 10 ROC area (swapped pairs)
   -w [0..9]   algorithm: 0, 1, 2, 3, 4 and 9 all solve the same problem here, by the
-              1-slack cutting plane (default 9)
+              1-slack cutting plane (default {alg})
   -o 2        margin rescaling (the only one here); -p 1  L1 slack (the only one here)
   -t 0        linear kernel (the only one here); -d -g -s -r -u are written to the model
-  --b float   value of the bias feature, 0 for none (default 1)
-  --p float   k of prec@k / rec@k as a fraction of the positives (default 0: 0.5 / 2)
-  -v [0..3]   verbosity (default 1); -y is accepted and ignored
+  --b float   value of the bias feature, 0 for none (default {bias:g})
+  --p float   k of prec@k / rec@k as a fraction of the positives (default {k_fraction:g}: 0.5 / 2)
+  -v [0..3]   verbosity (default {verbosity}); -y is accepted and ignored
   --help      this help
 
 NOTE: c_light = c_perf*100/n for the error rate, as in SVMperf.
@@ -100,6 +100,21 @@ two-class linear model svmtool reads) and writes one decision value per line to 
 """
 
 
+# svm_perf_learn's defaults (SVMperf's), the settings and the help both read them
+LEARN_DEFAULTS = {"eps": 0.1, "loss": 2, "alg": 9, "bias": 1.0, "k_fraction": 0.0,
+                  "verbosity": 1}
+
+# the fields of svmtool's option declarations svm_perf_learn's options set, in its spelling
+SPELLING = {"perf_c": "-c", "cp.perf_eps": "-e", "cp.loss": "-l", "cp.k_fraction": "--p",
+            "bias": "--b"}
+
+
+def _spelled(path):
+    from svmtool.params import flag_name
+
+    return SPELLING.get(path) or flag_name(path)
+
+
 LEARN_OPTIONS = ("-c", "-e", "-l", "-w", "-o", "-p", "-t", "-d", "-g", "-s", "-r", "-u", "-v",
                  "-y", "--b", "--p")
 
@@ -110,8 +125,7 @@ def learn_settings(argv):
                                ("--help", "-?"), long_options=True)
     if opts is None:
         return None
-    s = {"C": None, "eps": 0.1, "loss": 2, "alg": 9, "bias": 1.0, "k_fraction": 0.0,
-         "verbosity": 1, "kernel_header": [3, 1.0, 1.0, 1.0, "empty"]}
+    s = dict(LEARN_DEFAULTS, C=None, kernel_header=[3, 1.0, 1.0, 1.0, "empty"])
     for opt, val in opts:
         if opt in NO_COUNTERPART:
             raise ParameterError(f"svm_perf_learn: option {opt} ({NO_COUNTERPART[opt]}) has no "
@@ -189,7 +203,7 @@ def learn_command(ctx, argv):
     """SVMperf's svm_perf_learn command line (svmtool svm_perf_learn --help)."""
     s = learn_settings(list(argv))
     if s is None:
-        click.echo(LEARN_HELP, nl=False)
+        click.echo(LEARN_HELP.format(**LEARN_DEFAULTS), nl=False)
         return
     from dataclasses import replace
 
@@ -200,7 +214,7 @@ def learn_command(ctx, argv):
     from svmtool.io.svmlight import load_data
     from svmtool.io.svmlight_model import svmlight_text
     from svmtool.io.output import open_output
-    from svmtool.params import CuttingPlaneParams, TrainParams
+    from svmtool.params import CuttingPlaneParams, TrainParams, render
     from svmtool.solvers import program_spec
 
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
@@ -211,7 +225,7 @@ def learn_command(ctx, argv):
                                                perf_eps=s["eps"]))
     msg = params.check()
     if msg:
-        raise ParameterError(f"svm_perf_learn: {msg}")
+        raise ParameterError(f"svm_perf_learn: {render(msg, _spelled)}")
     with locked(s["model"], 0.0):
         prob = load_data(s["train"], progress=show_progress(ctx))
         say("Reading training examples...done")       # whole lines: an error comes alone

@@ -40,6 +40,7 @@ import numpy as np
 from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
+from svmtool.solvers import default_eps
 from svmtool.solvers.kernel import smo
 from svmtool.solvers.kernel._smo_rows_jit import kernel_diag
 
@@ -132,7 +133,7 @@ class KernelGrid:
         self.ktype, self.coef0, self.degree = int(kp.kernel_type), float(kp.coef0), \
             int(kp.degree)
         self.cache_mb = float(kp.cache_mb)
-        self.eps = float(params.eps) if params.eps is not None else smo.DEFAULT_EPS
+        self.eps = float(params.eps) if params.eps is not None else default_eps("c_svc")
         self.shrinking = bool(params.shrinking)
         self.seed_mode = seed_mode
         self.share_rows = share_rows

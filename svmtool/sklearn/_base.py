@@ -14,11 +14,13 @@ programs, to ``svmtool predict`` and to the estimator.
 """
 
 import copy
+import inspect
 import numbers
 import os
 import sys
 import warnings
 from contextlib import contextmanager
+from numbers import Integral, Real
 from dataclasses import replace
 
 import numpy as np
@@ -26,6 +28,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -34,6 +37,7 @@ from svmtool import api
 from svmtool.engine.memory import mapped_file
 from svmtool.errors import InputError
 from svmtool.labels import class_labels
+from svmtool.params import OPTIONS, Bound, OneOf, render, sklearn_name
 from svmtool.problem import Problem
 
 # save(format=...): the formats a model kind can be written in, and what api.save_model calls them
@@ -58,11 +62,80 @@ def is_path(X):
 
 @contextmanager
 def value_errors():
-    """svmtool's input errors (bad parameters, unreadable files) as scikit-learn's ValueError."""
+    """svmtool's input errors (bad parameters, unreadable files) as scikit-learn's ValueError; a
+    parameter check's fields spelled as the estimators' parameters."""
     try:
         yield
     except InputError as e:
-        raise ValueError(str(e)) from e
+        template = getattr(e, "template", None)
+        raise ValueError(str(e) if template is None else render(template, sklearn_name)) from e
+
+
+def _constraint(name, default):
+    """scikit-learn's constraint list of parameter ``name`` from its declaration, or
+    "no_validation" when no declaration names it."""
+    opt = next((o for o in OPTIONS if o.sklearn == name), None)
+    if opt is None:
+        return "no_validation"
+    kind = Integral if opt.type is int else Real
+    check = opt.check
+    if isinstance(check, Bound):
+        hi = None if check.hi == float("inf") else check.hi
+        left = check.lo is not None and not check.lo_open
+        right = hi is not None and not check.hi_open
+        closed = {(True, True): "both", (True, False): "left", (False, True): "right",
+                  (False, False): "neither"}[(left, right)]
+        out = [Interval(kind, check.lo, hi, closed=closed)]
+    elif isinstance(check, OneOf) and all(isinstance(c, str) for c in check.choices):
+        out = [StrOptions(set(check.choices))]
+    elif opt.type is None or opt.type is bool:
+        out = ["boolean"]
+    else:
+        out = [{int: Integral, float: Real, str: str}.get(opt.type, "no_validation")]
+    if default is None or opt.default is None:
+        out.append(None)
+    return out
+
+
+def declared_values(est, owner):
+    """{field: value} of the declared parameters of ``est`` in option group ``owner``."""
+    out = {}
+    for o in OPTIONS:
+        if o.owner == owner and type(est).__name__ in o.estimators:
+            v = getattr(est, o.sklearn)
+            conv = bool if o.type is None else o.type if o.type in (int, float) else None
+            out[o.attr] = v if v is None or conv is None else conv(v)
+    return out
+
+
+def declared_parameters(cls):
+    """Give estimator ``cls`` the parameters the option declarations name it for
+    (svmtool.params.OPTIONS, ``estimators``: their ``sklearn`` name and default) beside those
+    of its own ``__init__`` (which keep_params only stores), and ``_parameter_constraints``:
+    the declared constraint of each declared parameter, "no_validation" for the others."""
+    sig = inspect.signature(cls.__init__)
+    own = list(sig.parameters.values())
+    extra = [inspect.Parameter(o.sklearn, inspect.Parameter.KEYWORD_ONLY, default=o.default)
+             for o in OPTIONS if cls.__name__ in o.estimators and o.sklearn not in sig.parameters]
+    params = own + extra
+    positional = [p.name for p in own[1:] if p.kind == p.POSITIONAL_OR_KEYWORD]
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(positional):
+            raise TypeError(f"{cls.__name__}() takes {len(positional)} positional arguments")
+        kwargs.update(zip(positional, args))
+        for p in params[1:]:
+            setattr(self, p.name, kwargs.pop(p.name, p.default))
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument "
+                            f"{next(iter(kwargs))!r}")
+
+    __init__.__signature__ = sig.replace(parameters=params)
+    __init__.__doc__ = cls.__init__.__doc__
+    __init__.__qualname__ = f"{cls.__name__}.__init__"
+    cls.__init__ = __init__
+    cls._parameter_constraints = {p.name: _constraint(p.name, p.default) for p in params[1:]}
+    return cls
 
 
 def seed_of(random_state):

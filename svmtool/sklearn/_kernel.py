@@ -23,8 +23,8 @@ from svmtool.models.kernel import CLASSIFICATION_SVM, vote
 from svmtool.params import DcsvmParams, KernelParams, LibsvmParams, OneClassParams, SvrParams
 from svmtool.solvers import get_spec
 from svmtool.problem import Problem
-from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, is_path, iterations, \
-    keep_params, with_labels
+from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, declared_parameters, \
+    declared_values, is_path, iterations, keep_params, with_labels
 from svmtool.sklearn._table import solvers_of
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
@@ -282,6 +282,7 @@ class KernelClassifier(ClassifierCodes, ClassifierMixin, KernelEstimator, BaseEs
         return order, coef, intercept, n_support
 
 
+@declared_parameters
 class SVC(KernelClassifier):
     """C-support vector classification, LIBSVM's problem solved exactly (svmtool's SMO).
 
@@ -303,6 +304,7 @@ class SVC(KernelClassifier):
                                        seed=self._common_kwargs()["seed"])}
 
 
+@declared_parameters
 class NuSVC(SVC):
     """nu-support vector classification (LIBSVM's nu-SVC; ``nu`` instead of C, no class
     weights)."""
@@ -324,6 +326,7 @@ class NuSVC(SVC):
 
 
 
+@declared_parameters
 class DCSVC(KernelClassifier):
     """Kernel SVM by divide and conquer (DC-SVM, Hsieh et al. 2014; ``solver="kernel"``: the
     same problem by greedy dual CD alone).
@@ -335,9 +338,9 @@ class DCSVC(KernelClassifier):
     ``svmtool train -s dcsvm``; ``warm_start`` and ``fit(..., init_model=...)`` start from
     another model's support vectors; ``dask`` runs the levels' subproblems on a cluster."""
 
+    # early, early_level, levels, clusters and sample: their declarations (declared_parameters)
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
-                 class_weight=None, fit_intercept=True, intercept_scaling=1.0, early=False,
-                 early_level=None, levels=4, clusters=4, sample=1000, solver="dcsvm",
+                 class_weight=None, fit_intercept=True, intercept_scaling=1.0, solver="dcsvm",
                  cache_size=200, max_iter=None, decision_function_shape="ovr",
                  break_ties=False, random_state=None, threads=None, warm_start=False,
                  dask=None, verbose=False):
@@ -356,9 +359,7 @@ class DCSVC(KernelClassifier):
               "bias": float(self.intercept_scaling) if self.fit_intercept else -1.0,
               "weights": self._class_weights(problem.y)}
         if get_spec(self.solver).reads("dcsvm"):
-            kw["dcsvm"] = DcsvmParams(levels=int(self.levels), k_clusters=int(self.clusters),
-                                      sample=int(self.sample), early=bool(self.early),
-                                      early_level=self.early_level)
+            kw["dcsvm"] = DcsvmParams(**declared_values(self, "dcsvm"))
         elif self.early:
             raise ValueError("early=True needs solver='dcsvm'")
         return kw
@@ -382,6 +383,7 @@ class KernelRegressor(RegressorMixin, KernelEstimator, BaseEstimator):
         return self._raw_decision(X)[:, 0]
 
 
+@declared_parameters
 class SVR(KernelRegressor):
     """epsilon-support vector regression (LIBSVM's epsilon-SVR)."""
 
@@ -397,6 +399,7 @@ class SVR(KernelRegressor):
                 "shrinking": bool(self.shrinking), "svr": SvrParams(p=float(self.epsilon))}
 
 
+@declared_parameters
 class NuSVR(KernelRegressor):
     """nu-support vector regression (LIBSVM's nu-SVR)."""
 
@@ -413,6 +416,7 @@ class NuSVR(KernelRegressor):
                 "oneclass": OneClassParams(nu=float(self.nu))}
 
 
+@declared_parameters
 class OneClassSVM(OutlierMixin, KernelEstimator, BaseEstimator):
     """Unsupervised outlier detection, LIBSVM's one-class SVM: ``decision_function`` is
     sum_i coef_i K(x_i, x) - rho, ``score_samples`` the sum alone, ``offset_`` rho."""

@@ -14,8 +14,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, Regressor
 from svmtool.params import BiasRegParams, CuttingPlaneParams, OneClassParams, PERF_LOSSES, \
     SvrParams
 from svmtool.solvers import get_spec
-from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, keep_params, value_errors, \
-    with_labels
+from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, declared_parameters, \
+    keep_params, value_errors, with_labels
 from svmtool.sklearn._table import solvers_of
 
 # scikit-learn's loss names -> the registry's
@@ -116,6 +116,7 @@ class LinearClassifier(ClassifierCodes, ClassifierMixin, LinearModelMixin, BaseE
         return self.classes_[np.argmax(dec, axis=1)]
 
 
+@declared_parameters
 class LinearSVC(LinearClassifier):
     """Linear support vector classification by any of svmtool's linear SVM solvers.
 
@@ -134,8 +135,8 @@ class LinearSVC(LinearClassifier):
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=None, C=1.0,
                  multi_class="ovr", fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, verbose=0, random_state=None, max_iter=None, solver=None,
-                 k_fraction=0.0, threads=None, warm_start=False, out_of_core=None,
-                 memory_budget=None, dask=None):
+                 threads=None, warm_start=False, out_of_core=None, memory_budget=None,
+                 dask=None):                # k_fraction: its declaration (declared_parameters)
         keep_params(self, locals())
 
     def _solver(self):
@@ -186,6 +187,7 @@ class LinearSVC(LinearClassifier):
         return {}
 
 
+@declared_parameters
 class LogisticRegression(LinearClassifier):
     """L2- or L1-regularised logistic regression by LIBLINEAR's solvers: ``lr`` (primal
     Newton, -s 0), ``lr-dual`` (dual CD, -s 7), ``l1r-lr`` (newGLMNET, -s 6).
@@ -234,6 +236,7 @@ class LogisticRegression(LinearClassifier):
             return np.log(self.predict_proba(X))
 
 
+@declared_parameters
 class LinearSVR(RegressorMixin, LinearModelMixin, BaseEstimator):
     """Linear support vector regression: ``svr-l1-dual`` (-s 13), ``svr-l2-dual`` (-s 12) or
     ``svr-l2`` (primal Newton, -s 11).
@@ -280,6 +283,7 @@ class LinearSVR(RegressorMixin, LinearModelMixin, BaseEstimator):
         return self._raw_decision(X)[:, 0]
 
 
+@declared_parameters
 class LinearOneClassSVM(OutlierMixin, LinearModelMixin, BaseEstimator):
     """The linear one-class SVM of LIBLINEAR (-s 21, ``nu``): ``decision_function`` is
     w'x - rho, ``predict`` +1 (inlier) where it is positive, else -1; ``score_samples`` is

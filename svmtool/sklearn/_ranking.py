@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from svmtool.ops.metrics import roc_auc
-from svmtool.sklearn._base import SvmtoolEstimator, keep_params
+from svmtool.sklearn._base import SvmtoolEstimator, declared_parameters, keep_params
 
 
 def pairwise_accuracy(y, scores, qid=None):
@@ -34,6 +34,7 @@ def pairwise_accuracy(y, scores, qid=None):
     return good / total if total else float("nan")
 
 
+@declared_parameters
 class RankSVM(SvmtoolEstimator, BaseEstimator):
     """A linear ranking function from ordered labels, within queries: ``fit(X, y, qid=...)``.
 

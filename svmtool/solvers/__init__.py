@@ -300,6 +300,12 @@ def get_spec(name=None) -> SolverSpec:
     return spec
 
 
+def default_eps(name) -> float:
+    """The default tolerance -e of solver ``name``: its entry's ``default_eps`` (the one place
+    it is written; the solvers' modules read it here)."""
+    return get_spec(name).default_eps
+
+
 def libsvm_spec(number) -> SolverSpec:
     """The solver of LIBSVM's ``svm-train -s number`` (KeyError if none)."""
     return _LIBSVM_IDS[int(number)]

@@ -47,11 +47,11 @@ from svmtool.engine.hinge import (cut_point_inplace, hinge_risk, hinge_sums, sig
                                   step_inplace)
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 from svmtool.solvers.cutting_plane.qp import QP_FOLLOW, WorkingSet
 from svmtool.solvers.cutting_plane.stopping import early_stop, stop_reason, stop_warning
 
-DEFAULT_EPS = 0.001
 DEFAULT_MAX_ITER = 100000
 
 
@@ -274,7 +274,7 @@ def solve_with(risk, params, init_w=None, callback=None):
     """:func:`solve_cp` with what ``params`` (TrainParams) says: eps and the iteration cap (the
     defaults above when unset), the working set's inactive limit, the time budget and
     SVMperf's stopping rule (``params.cp.perf_eps``)."""
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("cp") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     return solve_cp(risk, eps, max_iter, init_w=init_w, callback=callback,
                     inactive_limit=int(params.cp.inactive_limit), deadline=params.deadline,

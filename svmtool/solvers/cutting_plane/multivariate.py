@@ -51,9 +51,10 @@ positive one (+1 in a {-1, +1} problem); several classes are trained one against
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, vdot
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 from svmtool.labels import check_binary
-from svmtool.solvers.cutting_plane.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
+from svmtool.solvers.cutting_plane.cutting_plane import DEFAULT_MAX_ITER, solve_cp
 from svmtool.solvers.cutting_plane.cutting_plane import fit as fit_hinge
 from svmtool.solvers.cutting_plane.ordinal import PairRisk
 
@@ -149,7 +150,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
         raise ValueError(f"--loss {loss} takes one C (got C_pos={C_pos}, C_neg={C_neg})")
     C = float(C_pos)
     n = len(y)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("cp") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
     n_pos = int(np.sum(y > 0))

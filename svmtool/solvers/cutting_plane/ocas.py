@@ -36,13 +36,13 @@ import numpy as np
 from svmtool.engine.passes_cp import CPOracle, vdot
 from svmtool.labels import check_signs
 from svmtool.params import CuttingPlaneParams
+from svmtool.solvers import default_eps
 from svmtool.solvers.cutting_plane.cutting_plane import (HingeRisk, cp_result, run_counters,
                                                          start_point)
 from svmtool.solvers.cutting_plane.linesearch import make_search
 from svmtool.solvers.cutting_plane.qp import QP_FOLLOW, WorkingSet
 from svmtool.solvers.cutting_plane.stopping import stop_reason, stop_warning
 
-DEFAULT_EPS = 0.01
 DEFAULT_MAX_ITER = 100000
 CUT_LAMBDA = 0.1
 QP_TOL = 0.1          # the reduced QP's tolerance, as a fraction of the target gap
@@ -177,7 +177,7 @@ def solve_with(risk, params, line_search=None, init_w=None, callback=None, name=
     (OCAS's defaults when unset), the line search (``params.cp.line_search``, else
     ``line_search``, else exact) and the OCAS options of ``params.cp``; the drivers over local
     arrays, Crammer-Singer, memory-mapped blocks and dask shards all start OCAS here."""
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("ocas") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     ls = params.cp.line_search or line_search or "exact"
     return solve_ocas(risk, eps, max_iter, make_search(ls), init_w=init_w, callback=callback,

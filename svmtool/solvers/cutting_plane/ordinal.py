@@ -30,7 +30,8 @@ No bias (it cancels in every pair).  Returns
 import numpy as np
 
 from svmtool.engine.passes_cp import CPOracle, pair_counts, vdot
-from svmtool.solvers.cutting_plane.cutting_plane import DEFAULT_EPS, DEFAULT_MAX_ITER, solve_cp
+from svmtool.solvers import default_eps
+from svmtool.solvers.cutting_plane.cutting_plane import DEFAULT_MAX_ITER, solve_cp
 
 
 def dense_ranks(y):
@@ -152,7 +153,7 @@ def _targets(y, n_rows, C):
 
 
 def _solve(passes, y, qid, n_features, C, params, init_w, callback):
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("ordinal") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     risk = PairRisk(passes, y, qid, C, row_weights(y, params.weights))
     perf_c = params.perf_c

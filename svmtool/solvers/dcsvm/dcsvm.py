@@ -56,6 +56,7 @@ import numpy as np
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.ops.rows import take_rows
+from svmtool.params import option
 from svmtool.solvers.kernel.kernel_cd import CacheArena, solve
 from svmtool.solvers.dcsvm.dcsvm_conquer import conquer, result_fields
 from svmtool.solvers.dcsvm.kmeans import coarsen, two_step
@@ -86,7 +87,7 @@ LEVEL_EPS = 10.0
 EARLY_SINGLE_ROWS = True
 # --early without LEVEL: the level with about 64 clusters (the paper's choice; on ijcnn1 it was
 # as accurate as 16 clusters in about half the time)
-DEFAULT_EARLY_CLUSTERS = 64
+DEFAULT_EARLY_CLUSTERS = option("dcsvm.early_level").implied
 # --early on this many rows or more skips the finer levels: its level is clustered from a sample
 # of all rows.  ijcnn1's 141,691 rows shuffled, 120,000 to train (C 32, g 2, three seeds): the
 # test accuracy without the finer level (256 clusters) was as good or better, in about half the

@@ -47,19 +47,19 @@ from typing import NamedTuple
 import numpy as np
 
 from svmtool.ops.kernels import (Kernel, Rows, kernel_block, n_threads, symmetric_block_dense)
+from svmtool.params import option
 from svmtool.solvers.dcsvm._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, ROWS, STEPS, DUAL_F,
                                                   CAPPED, solve_cluster_pairs)
 
-# Border rows: a row also joins up to DEFAULT_OVERLAP - 1 neighbouring clusters, those whose
-# centre is at most delta farther than its own, delta the DEFAULT_OVERLAP_QUANTILE-quantile over
+# Border rows: a row also joins up to N - 1 neighbouring clusters (--overlap N), those whose
+# centre is at most delta farther than its own, delta the Q-quantile (--overlap-quantile Q) over
 # all rows of that difference for the second-nearest centre (cluster_members).  Without it the
 # test points near a cluster's border lose the training rows across it: on letter (rbf C 8 g 2,
 # -B 1), at 64 and at 256 clusters, the partition lost points of test accuracy to LIBSVM and
 # (4, 0.7) won most of them back, (5, 0.7) a little more at 256 clusters.  The overlap costs
 # more rows than the partition holds (one CD step per support vector or so, and kernel blocks
 # growing as the square of a cluster), still far less time than LIBSVM's on the same data.
-DEFAULT_OVERLAP = 4
-DEFAULT_OVERLAP_QUANTILE = 0.7
+# The (N, Q) of an unset option are its declaration's ``implied`` (svmtool.params.OPTIONS).
 
 def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, coef, rho,
                            pair_stats):
@@ -210,9 +210,9 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
 
     dp = params.dcsvm
     sample = int(dp.sample)
-    overlap = int(DEFAULT_OVERLAP if dp.overlap is None else dp.overlap)
-    overlap_quantile = float(DEFAULT_OVERLAP_QUANTILE if dp.overlap_quantile is None
-                             else dp.overlap_quantile)
+    overlap = int(option("dcsvm.overlap").implied if dp.overlap is None else dp.overlap)
+    overlap_quantile = float(option("dcsvm.overlap_quantile").implied
+                             if dp.overlap_quantile is None else dp.overlap_quantile)
     cache_mb = float(params.kernel.cache_mb)
     threads = n_threads(params.threads)
     eps = float(params.eps)

@@ -87,11 +87,11 @@ import time
 
 import numpy as np
 
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.batches import Batches, replay, unsigned_views
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning
 from svmtool.solvers.common.rng import permutation_rng
 
-DEFAULT_EPS = 0.1          # LIBLINEAR's default -e for its dual solvers
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
 # Work (stored entries visited) per call of the jitted loop when a callback is given: a call
 # costs some microseconds, a budget of this size some milliseconds, so the calls cost a small
@@ -255,7 +255,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     C_pos, C_neg, n_features = float(C_pos), float(C_neg), int(n_features)
     indptr, indptr_u, indices_u, data, y, bounds, upper, diag = _problem(
         indptr, indices, data, y, n_features, C_pos, C_neg, loss)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("dcd-l2") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     n_rows = indptr.shape[0] - 1
     engine = _Engine(params, int(indptr[-1] - indptr[0]) if n_rows > 0 else 0)

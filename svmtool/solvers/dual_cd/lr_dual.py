@@ -49,9 +49,9 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 
-DEFAULT_EPS = 0.1
 LIBLINEAR_MAX_ITER = 300
 _ITERS_PER_CALL = 32
 
@@ -70,7 +70,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     data = np.ascontiguousarray(data, dtype=np.float64)
     l = indptr.shape[0] - 1
     y, C_pos, C_neg = check_binary(l, y, C_pos, C_neg)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("lr-dual") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     cost = np.where(y > 0, C_pos, C_neg)
     xtx = row_sq_norms(indptr, data)

@@ -37,10 +37,9 @@ import time
 
 import numpy as np
 
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 
-DEFAULT_EPS = 0.01
-DEFAULT_NU = 0.5
 LIBLINEAR_MAX_ITER = 1000
 
 
@@ -51,7 +50,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
 
     t_start = time.perf_counter()
     nu = float(params.oneclass.nu)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("one-class") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     indptr = np.ascontiguousarray(indptr, dtype=np.int64)
     indices = np.ascontiguousarray(indices)

@@ -47,10 +47,9 @@ import time
 
 import numpy as np
 
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 
-DEFAULT_EPS = 0.1
-DEFAULT_P = 0.1
 LIBLINEAR_MAX_ITER = 300      # train_one()'s dual_solver_max_iter
 _ITERS_PER_CALL = 64          # outer iterations per call of the jitted loop when reporting
 
@@ -79,7 +78,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     if not C > 0:
         raise ValueError(f"C must be > 0 (got {C})")
     p = float(params.svr.p)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("svr-l2-dual") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     indices = np.ascontiguousarray(indices)
     indptr, indptr_u, indices_u = unsigned_views(indptr, indices, int(n_features))

@@ -69,12 +69,12 @@ import numpy as np
 
 from svmtool.ops.kernels import RBF, Kernel, Rows, kernel_expansion
 from svmtool.ops.rows import take_rows
+from svmtool.params import option
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 from svmtool.solvers.kernel._kernel_cd_jit import (_COUNTER, _FRESH, _MISSES, _N_ACT, _STEPS,
                                                    _cd_run, _diag)
 
-DEFAULT_EPS = 1e-3
-DEFAULT_CACHE_MB = 100.0
+DEFAULT_CACHE_MB = option("kernel.cache_mb").default    # -m's
 
 def gradient(X: Rows, y, alpha, kernel: Kernel, targets=None, threads=None, mem_mb=64.0):
     """G_j = (Q alpha)_j - 1 for the target rows (all by default), from alpha's nonzeros."""
@@ -96,7 +96,7 @@ def objectives(alpha, G, C):
     return dual, primal
 
 
-def solve(X: Rows, y, C, kernel: Kernel, *, eps=DEFAULT_EPS, init_alpha=None, shrinking=True,
+def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True,
           cache_mb=DEFAULT_CACHE_MB, max_steps=None, threads=None, callback=None,
           chunk_steps=1000, deadline=None, arena=None, single=False):
     """Solve the bias-free kernel SVM dual on the rows of X; returns a SolverResult.

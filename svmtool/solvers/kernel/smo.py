@@ -61,7 +61,6 @@ from svmtool.solvers.kernel._smo_jit import rho_and_violation, smo_run
 from svmtool.solvers.kernel._smo_rows_jit import (CLOCK, COUNTER, EPOCH, ITERS, MISSES, N_ACT,
                                                   UNSHRUNK, kernel_diag)
 
-DEFAULT_EPS = 1e-3
 CHUNK = 50_000          # iterations between returns to Python (progress, time limit)
 
 
@@ -185,7 +184,7 @@ class RowCache:
         return self.cache, self.slot_of, self.slot_row, self.slot_stamp, self.slot_epoch
 
 
-def solve(kd: KernelData, xi, y, p, C, alpha0, *, nu=False, eps=DEFAULT_EPS, shrinking=True,
+def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
           cache_mb=100.0, max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None,
           rows=None, shrink_first=False):
     """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0.

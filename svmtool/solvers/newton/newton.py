@@ -53,9 +53,9 @@ import time
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
-DEFAULT_EPS = 0.01            # LIBLINEAR's default -e for -s 0 and -s 2
 DEFAULT_MAX_ITER = 1000       # LIBLINEAR's NEWTON max_iter
 EPS_CG = 0.5                  # LIBLINEAR's eps_cg
 ALPHA_PCG = 0.01              # preconditioner mix: (1 - a) + a diag(H)
@@ -267,7 +267,7 @@ def _check_labels(y, n_rows):
 
 def _solve(obj, y, loss, params, init_w, callback, t_start):
     """:func:`minimise` with LIBLINEAR's tolerance of a classification problem."""
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("newton") if params.eps is None else float(params.eps)
     l = y.shape[0]
     pos = int(np.count_nonzero(y > 0))
     tol = eps * max(min(pos, l - pos), 1) / max(l, 1)
@@ -286,7 +286,7 @@ def minimise(obj, tol, params, init_w=None, callback=None, t_start=None):
         t_start = time.perf_counter()
     oracle = obj.oracle
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("newton") if params.eps is None else float(params.eps)
     free_last = obj.free_last
 
     def rdot(a, b):

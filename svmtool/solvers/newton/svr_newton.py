@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-DEFAULT_EPS = 0.0001          # LIBLINEAR's default -e for -s 11
+from svmtool.solvers import default_eps
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
@@ -73,7 +73,7 @@ def _setup(C, params, y):
     if not C > 0:
         raise ValueError(f"C must be > 0 (got {C})")
     if params.eps is None:
-        params = replace(params, eps=DEFAULT_EPS)
+        params = replace(params, eps=default_eps("svr-l2"))
     return C, params, np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
 
 

@@ -45,11 +45,11 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.batches import replay
 from svmtool.solvers.common.rng import permutation_rng
 from svmtool.solvers.primal_cd.l1r_svc import class_tolerance, l1r_result, to_columns
 
-DEFAULT_EPS = 0.01
 MAX_NEWTON_ITER = 100          # LIBLINEAR's max_newton_iter
 MAX_CD_CYCLES = 1000           # LIBLINEAR's max_iter of the inner coordinate descent
 
@@ -62,7 +62,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     t_start = time.perf_counter()
     y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
     n = int(n_features)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("l1r-lr") if params.eps is None else float(params.eps)
     max_newton = MAX_NEWTON_ITER if params.max_iter is None else int(params.max_iter)
     tol = class_tolerance(eps, y)
     cost = np.where(y > 0, C_pos, C_neg)

@@ -46,11 +46,11 @@ import time
 import numpy as np
 
 from svmtool.labels import check_binary
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import SolverResult
 from svmtool.solvers.common.batches import replay
 from svmtool.solvers.common.rng import permutation_rng
 
-DEFAULT_EPS = 0.01
 LIBLINEAR_MAX_ITER = 1000
 
 
@@ -82,7 +82,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     t_start = time.perf_counter()
     y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
     n = int(n_features)
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("l1r-l2") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     tol = class_tolerance(eps, y)
     cost = np.where(y > 0, C_pos, C_neg)

@@ -43,9 +43,9 @@ import time
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
 
-DEFAULT_EPS = 0.1
 DEFAULT_MAX_ITER = 300
 INNER_PASSES = 5
 
@@ -133,7 +133,7 @@ def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None):
         raise ValueError(f"{y.shape[0]} labels for {n} rows")
     if not np.all((y == 1.0) | (y == -1.0)):
         raise ValueError("labels must be -1 or +1")
-    eps = DEFAULT_EPS if params.eps is None else float(params.eps)
+    eps = default_eps("dcd-l2") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
     cost = np.where(y > 0, float(C_pos), float(C_neg))
     if loss == "l2":
