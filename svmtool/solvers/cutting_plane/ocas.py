@@ -73,6 +73,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, cp=Cutti
         it += 1
         # 1. the reduced QP: its solution w_t and a lower bound on min F
         wt, lower = _reduced_qp(ws, run, eps, tol_abs, best_F, lower)
+        # 3. the gap between the best point and the lower bound (also after the step below)
         if _gap_met(best_F, lower, eps, tol_abs):
             converged = True
             break
@@ -98,7 +99,7 @@ def solve_ocas(risk, eps, max_iter, search, init_w=None, callback=None, cp=Cutti
         if _gap_met(best_F, lower, eps, tol_abs):
             converged = True
             break
-        # 4. the cut at w_c, between w_b and w_t (3., the stopping rule, is at the top)
+        # 4. the cut at w_c, between w_b and w_t
         zc = risk.cut_point(zb, zt, CUT_LAMBDA)
         zt = None
         a, b, _ = risk.cut(zc)
