@@ -311,7 +311,8 @@ def _asked_to_stream(params):
 
 def check_streaming(spec, params):
     """ParameterError when ``params`` ask for out-of-core or dask training that ``spec`` cannot
-    do (the command line calls this before reading any data)."""
+    do (the command line calls this before reading any data; the checks are
+    :func:`svmtool.solvers.scale_out.streaming.check_streaming`)."""
     if _asked_to_stream(params):
         _scale_out().check_streaming(spec, params)
 

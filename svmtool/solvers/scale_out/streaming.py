@@ -5,7 +5,9 @@ needs checked first, and the registry entry's fit bound to the data source.
 :func:`streaming_mode` chooses ("blocks", "dask" or None); :func:`bound_fit` binds a solver's
 out-of-core fit (:mod:`svmtool.solvers.scale_out.out_of_core`) or its dask fit
 (:mod:`svmtool.solvers.scale_out.sharded`) to the cache or shards; :func:`train_with_tasks` runs a
-driver whose subproblems go to the cluster as tasks (DC-SVM).  The API stays the dispatch.
+driver whose subproblems go to the cluster as tasks (DC-SVM); :func:`decision_values_on_cluster`
+is prediction's dask path.  :mod:`svmtool.api` stays the dispatch and loads this module only when
+a run may leave memory.
 """
 
 import os
