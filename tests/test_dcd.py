@@ -646,3 +646,46 @@ def test_engines_agree_on_generated_problems(seed, n, d, density, scale, C, c_ne
              else DcdParams(python_budget=budget, init_alpha=start))
     py = run(X, y, C, loss=loss, C_neg=c_neg, dcd=other, **kw)
     assert_same_result(py, jit)
+
+
+@pytest.mark.parametrize("loss", ["l1", "l2"])
+@pytest.mark.parametrize("budget", [1, 20000, 2**62])
+def test_both_loops_leave_the_same_state_records(loss, budget):
+    # the jitted loop and its twin read and write the same BOX / LOOP records: one call of
+    # each from the same state (stopped by the work budget, or run to convergence) leaves the
+    # same alpha, w, permutation, generator and LOOP fields (all but the prefetch sink)
+    from svmtool.solvers.common.rng import splitmix_state
+    from svmtool.solvers.dual_cd import _dcd_py
+    from svmtool.solvers.dual_cd._dcd_jit import _dcd_iterations
+    from svmtool.solvers.dual_cd._dcd_state import new_box, new_loop
+
+    X, y = load(HEART)
+    n, d = X.shape
+    indptr = X.indptr.astype(np.int64)
+    box = new_box(loss, 2.0, 0.7)
+    pos = y > 0
+    diag = np.where(pos, box[0]["d_pos"], box[0]["d_neg"])
+    qd = diag + np.asarray(X.multiply(X).sum(axis=1)).ravel()
+
+    def state():
+        return (X.indices.astype(np.uint32), X.data.astype(np.float64), y.astype(np.float64), qd,
+                np.zeros(n), np.zeros(d), np.arange(n, dtype=np.uint32), box.copy(), new_loop(n),
+                splitmix_state(3))
+
+    options = (False, True, 1e-3, 1000)
+    a, b = state(), state()
+    ha, hb = np.empty((1000, 3)), np.empty((1000, 3))
+    done_jit = _dcd_iterations(indptr.view(np.uint64), *a, *options, np.uint64(budget), ha,
+                               False)
+    done_py, _work = _dcd_py.dcd_iterations(indptr, *b, *options, budget, hb)
+    assert done_jit == done_py >= 1
+    for x, z in zip(a[4:7] + a[9:], b[4:7] + b[9:]):
+        assert np.array_equal(x, z)
+    la, lb = a[8][0], b[8][0]
+    for field in ("pg_max_old", "pg_min_old", "active", "iterations", "converged"):
+        assert la[field] == lb[field], field
+    assert la["iterations"] == done_jit
+    assert bool(la["converged"]) == (budget == 2**62)
+    if budget == 20000:                 # stopped mid-run with rows shrunk away
+        assert 0 < la["active"] < n and la["pg_max_old"] < np.inf
+    assert np.array_equal(ha[:done_jit], hb[:done_py])

@@ -159,6 +159,30 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
     caches = build_caches(train, rows_list, folder, seed=seed, log=log)
     if c_rule not in ("fixed", "per-n"):
         raise ValueError(f"c_rule must be fixed or per-n (got {c_rule!r})")
+    base, env = _train_command(train, solver, C, eps, bias, threads, c_rule)
+    model = os.path.join(folder, "scale.model")
+    load_before = os.getloadavg()
+    for mode in modes:                      # numba's cache and the page cache warm
+        measure(base + _mode_args(mode, budget_mb) + [caches[0][1], model], env)
+    runs = _interleaved_runs(base, env, caches, modes, budget_mb, model, repeat, log)
+    points = [_point(mode, rows, path, runs[(mode, rows)])
+              for mode in modes for rows, path in caches]
+    slopes, parts = {}, {}
+    for mode in modes:
+        mine = [p for p in points if p["mode"] == mode]
+        s = _fit_slope([(p["rows"], p["time"]) for p in mine])
+        if s is not None:
+            slopes[mode] = s
+        parts[mode] = {key: _fit_slope([(p["rows"], p[key]) for p in mine])
+                       for key in ("train_time", "per_iteration", "iterations")}
+    return {"train": train, "solver": solver, "C": C, "eps": eps, "bias": bias,
+            "repeat": repeat, "budget_mb": budget_mb, "c_rule": c_rule, "points": points,
+            "slopes": slopes,
+            "parts": parts, "load": [list(load_before), list(os.getloadavg())]}
+
+
+def _train_command(train, solver, C, eps, bias, threads, c_rule):
+    """(argv, environment) of ``svmtool train`` on this checkout, without mode and files."""
     env = dict(os.environ)
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
@@ -175,10 +199,11 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
         base += ["-e", f"{eps:g}"]
     if threads is not None:
         base += ["--threads", str(threads)]
-    model = os.path.join(folder, "scale.model")
-    load_before = os.getloadavg()
-    for mode in modes:                      # numba's cache and the page cache warm
-        measure(base + _mode_args(mode, budget_mb) + [caches[0][1], model], env)
+    return base, env
+
+
+def _interleaved_runs(base, env, caches, modes, budget_mb, model, repeat, log):
+    """(mode, rows) -> the ``repeat`` measurements, every round running every point once."""
     runs = {(mode, rows): [] for mode in modes for rows, _ in caches}
     for k in range(max(1, int(repeat))):
         for mode in modes:
@@ -192,35 +217,25 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
                 if log:
                     log(f"scaling: round {k + 1}, {mode}, {rows} rows: {r[0]:.2f} s, RssAnon "
                         f"{r[1]:.0f} MB (workers {r[2]:.0f} MB)")
-    points = []
-    for mode in modes:
-        for rows, path in caches:
-            rr = runs[(mode, rows)]
-            parsed = [_parse_run(r[4]) for r in rr]
-            its = [p[0] for p in parsed if p[0] is not None]
-            trains = [p[1] for p in parsed if p[1] is not None]
-            per_it = [p[1] / p[0] for p in parsed if p[0] and p[1] is not None]
-            points.append({"mode": mode, "rows": rows, "bytes": os.path.getsize(path),
-                           "time": float(np.median([r[0] for r in rr])),
-                           "times": sorted(r[0] for r in rr),
-                           "train_time": float(np.median(trains)) if trains else None,
-                           "iterations": int(np.median(its)) if its else None,
-                           "per_iteration": float(np.median(per_it)) if per_it else None,
-                           "primal": parsed[-1][2],
-                           "rss_anon_mb": max(r[1] for r in rr),
-                           "workers_rss_anon_mb": max(r[2] for r in rr)})
-    slopes, parts = {}, {}
-    for mode in modes:
-        mine = [p for p in points if p["mode"] == mode]
-        s = _fit_slope([(p["rows"], p["time"]) for p in mine])
-        if s is not None:
-            slopes[mode] = s
-        parts[mode] = {key: _fit_slope([(p["rows"], p[key]) for p in mine])
-                       for key in ("train_time", "per_iteration", "iterations")}
-    return {"train": train, "solver": solver, "C": C, "eps": eps, "bias": bias,
-            "repeat": repeat, "budget_mb": budget_mb, "c_rule": c_rule, "points": points,
-            "slopes": slopes,
-            "parts": parts, "load": [list(load_before), list(os.getloadavg())]}
+    return runs
+
+
+def _point(mode, rows, path, rr):
+    """One point of the result: the medians of its runs ``rr`` (whole command, the solver's
+    training time, iterations, time per iteration) and their peak memory."""
+    parsed = [_parse_run(r[4]) for r in rr]
+    its = [p[0] for p in parsed if p[0] is not None]
+    trains = [p[1] for p in parsed if p[1] is not None]
+    per_it = [p[1] / p[0] for p in parsed if p[0] and p[1] is not None]
+    return {"mode": mode, "rows": rows, "bytes": os.path.getsize(path),
+            "time": float(np.median([r[0] for r in rr])),
+            "times": sorted(r[0] for r in rr),
+            "train_time": float(np.median(trains)) if trains else None,
+            "iterations": int(np.median(its)) if its else None,
+            "per_iteration": float(np.median(per_it)) if per_it else None,
+            "primal": parsed[-1][2],
+            "rss_anon_mb": max(r[1] for r in rr),
+            "workers_rss_anon_mb": max(r[2] for r in rr)}
 
 
 def _num(v, fmt):

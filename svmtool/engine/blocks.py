@@ -101,6 +101,36 @@ def _split(indptr, r0, r1, parts):
     return np.maximum.accumulate(out)
 
 
+def _checked_sources(sources):
+    """The (indptr, indices, data) triples as arrays, checked: int64 row pointers (which may
+    start anywhere: a row range of a cache), 32-bit column indices, at least one source."""
+    srcs = []
+    for ip_, ix_, dv_ in sources:
+        ip_ = np.asarray(ip_)
+        if ip_.dtype != np.int64 or ip_.ndim != 1 or len(ip_) < 1:
+            raise ValueError("indptr must be an int64 vector of length n_rows + 1")
+        if np.asarray(ix_).dtype.itemsize > 4:
+            raise ValueError("out-of-core passes need 32-bit column indices")
+        srcs.append((ip_, np.asarray(ix_), np.asarray(dv_)))
+    if not srcs:
+        raise ValueError("no rows: a BlockOracle needs at least one source")
+    return srcs
+
+
+def _mappings(src):
+    """For each array of a source: (its mmap, its offset in it), or None when it is not
+    memory-mapped (what ``_advise`` tells the kernel about)."""
+    where = []
+    for a in src:
+        mm = _mmap_of(a)
+        try:
+            base = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data if mm else 0
+            where.append((mm, a.ctypes.data - base) if mm else None)
+        except (ValueError, TypeError):
+            where.append(None)
+    return where
+
+
 class BlockOracle:
     """Row passes over CSR arrays (usually memory-mapped) one block at a time.
 
@@ -111,19 +141,7 @@ class BlockOracle:
 
     def __init__(self, indptr, indices, data, n_features, *, bias=-1.0, threads=None,
                  block_values=None, budget_bytes=None, sources=None):
-        if sources is None:
-            sources = [(indptr, indices, data)]
-        srcs = []
-        for ip_, ix_, dv_ in sources:
-            ip_ = np.asarray(ip_)
-            if ip_.dtype != np.int64 or ip_.ndim != 1 or len(ip_) < 1:
-                raise ValueError("indptr must be an int64 vector of length n_rows + 1")
-            # indptr may start anywhere (a row range of a cache): positions index indices/data
-            if np.asarray(ix_).dtype.itemsize > 4:
-                raise ValueError("out-of-core passes need 32-bit column indices")
-            srcs.append((ip_, np.asarray(ix_), np.asarray(dv_)))
-        if not srcs:
-            raise ValueError("no rows: a BlockOracle needs at least one source")
+        srcs = _checked_sources([(indptr, indices, data)] if sources is None else sources)
         self.srcs = srcs
         self.bias = float(bias)
         self.raw_features = int(n_features)
@@ -136,12 +154,28 @@ class BlockOracle:
         if block_values is None:
             block_values = block_values_for(budget_bytes)
         self.block_values = max(1, int(block_values))
-        # block limits (global rows): about block_values stored values each (the bias counted),
-        # >= 1 row, within one source; block_src[b]: the source of block b
+        self.limits, self.block_src, cap = self._cut_blocks()
+        self.n_blocks = max(1, len(self.limits) - 1)
+        self._block_arrays(cap)
+        self.sub = self._sub_blocks()
+        want = available_cores() if threads is None else max(1, int(threads))
+        self.threads = int(min(want, SUB_BLOCKS))
+        cuts = [t * SUB_BLOCKS // self.threads for t in range(self.threads + 1)]
+        self._groups = [(cuts[t], cuts[t + 1]) for t in range(self.threads)]
+        self._loaded = -1
+        self._mm = [_mappings(src) for src in srcs]
+        self.passes = 0
+        self.blocks_loaded = 0
+        self._bufs = {}
+
+    def _cut_blocks(self):
+        """(limits, block_src, cap): the block limits in global rows, about ``block_values``
+        stored values each (the bias counted), >= 1 row, within one source; the source of
+        each block; the most values a block holds."""
         limits = [0]
-        self.block_src = []
+        block_src = []
         cap = 1
-        for k, (ip_, _, _) in enumerate(srcs):
+        for k, (ip_, _, _) in enumerate(self.srcs):
             off, n_k = self.row0[k], len(ip_) - 1
             r = 0
             while r < n_k:
@@ -155,10 +189,15 @@ class BlockOracle:
                 s = min(max(s, r + 1), n_k)
                 cap = max(cap, int(ip_[s]) - int(ip_[r]) + ((s - r) if self.bias >= 0 else 0))
                 limits.append(off + s)
-                self.block_src.append(k)
+                block_src.append(k)
                 r = s
-        self.limits = limits
-        self.n_blocks = max(1, len(limits) - 1)
+        return limits, block_src, cap
+
+    def _block_arrays(self, cap):
+        """The arrays the kernels read a loaded block from (``ip``, ``ix``, ``dv``): the
+        sources themselves when they can be read in place (``direct``), else buffers of
+        ``cap`` values that each block is copied into (with its bias column)."""
+        srcs = self.srcs
         self.direct = self.bias < 0 and all(
             ix_.dtype in (np.int32, np.uint32) and dv_.dtype == np.float64
             and ip_.flags.c_contiguous and ix_.flags.c_contiguous and dv_.flags.c_contiguous
@@ -182,31 +221,18 @@ class BlockOracle:
             self.ix = np.empty(cap, dtype=np.uint32)
             self.dv = np.empty(cap, dtype=np.float64)
             self.ip = np.zeros(self.n_rows + 1, dtype=np.uint64)
-        self.sub = []
+
+    def _sub_blocks(self):
+        """Each block's ``SUB_BLOCKS`` pieces of about equal values (global row limits), the
+        units the threads share."""
+        sub = []
+        limits = self.limits
         for b in range(len(limits) - 1):
             k = self.block_src[b]
             off = self.row0[k]
-            cut = _split(srcs[k][0], limits[b] - off, limits[b + 1] - off, SUB_BLOCKS) + off
-            self.sub.append(np.ascontiguousarray(cut).view(np.uint64))
-        want = available_cores() if threads is None else max(1, int(threads))
-        self.threads = int(min(want, SUB_BLOCKS))
-        cuts = [t * SUB_BLOCKS // self.threads for t in range(self.threads + 1)]
-        self._groups = [(cuts[t], cuts[t + 1]) for t in range(self.threads)]
-        self._loaded = -1
-        self._mm = []
-        for src in srcs:
-            where = []
-            for a in src:
-                mm = _mmap_of(a)
-                try:
-                    base = np.frombuffer(mm, dtype=np.uint8, count=1).ctypes.data if mm else 0
-                    where.append((mm, a.ctypes.data - base) if mm else None)
-                except (ValueError, TypeError):
-                    where.append(None)
-            self._mm.append(where)
-        self.passes = 0
-        self.blocks_loaded = 0
-        self._bufs = {}
+            cut = _split(self.srcs[k][0], limits[b] - off, limits[b + 1] - off, SUB_BLOCKS) + off
+            sub.append(np.ascontiguousarray(cut).view(np.uint64))
+        return sub
 
     @property
     def src(self):

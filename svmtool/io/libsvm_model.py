@@ -57,34 +57,17 @@ def libsvm_text(model) -> str:
     return "\n".join(head + sv_lines(model.sv_rows, pre)) + "\n"
 
 
+_HEADER_KEYS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
+                "rho", "label", "probA", "probB", "nr_sv", "prob_density_marks")
+
+
 def read_libsvm(text, name):
+    """The KernelModel of a LIBSVM model file's ``text``: the header (svm_type, kernel, classes,
+    rho per pair, labels and support-vector counts per class, probability fields) checked
+    against itself, then the support vectors after the ``SV`` line.  ``name`` names the file in
+    errors."""
     lines = text.split("\n")
-    h = {}
-    sv_line = None
-    known = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv", "rho",
-             "label", "probA", "probB", "nr_sv", "prob_density_marks")
-    for no, line in enumerate(lines, 1):
-        toks = line.split()
-        if not toks:
-            continue
-        if toks[0] == "SV":
-            sv_line = no
-            break
-        if no == len(lines):
-            # the header's last line without its newline: the file was cut there
-            raise ModelFormatError(name, no, f"the file ends inside the header, at "
-                                             f"{line.strip()!r} (truncated file?)")
-        if toks[0] not in known:
-            raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
-                                             f"LIBSVM model")
-        if len(toks) < 2 and toks[0] != "rho":      # (one class: no pair, no rho)
-            raise ModelFormatError(name, no, f"{toks[0]} needs a value")
-        h[toks[0]] = (no, toks[1:])
-    if sv_line is None:
-        raise ModelFormatError(name, len(lines), "missing 'SV' line (truncated file?)")
-    for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
-        if key not in h:
-            raise ModelFormatError(name, sv_line, f"missing {key!r} in the LIBSVM model header")
+    h, sv_line = _header(lines, name)
     ln, (svm_type, *_) = h["svm_type"]
     if svm_type not in SVM_TYPES:
         raise ModelFormatError(name, ln, f"unknown svm_type {svm_type!r}")
@@ -109,29 +92,8 @@ def read_libsvm(text, name):
     rho = np.array([parse_float(v, name, ln, "rho") for v in t])
     labels = nr_sv = None
     if svm_type in ("c_svc", "nu_svc"):
-        for key in ("label", "nr_sv"):
-            if key not in h:
-                raise ModelFormatError(name, sv_line, f"missing {key!r}, which a {svm_type} "
-                                                      f"model needs")
-        ln, t = h["label"]
-        if len(t) != K:
-            raise ModelFormatError(name, ln, f"{len(t)} labels but nr_class is {K}")
-        labels = np.array([parse_float(v, name, ln, "label") for v in t])
-        ln, t = h["nr_sv"]
-        if len(t) != K:
-            raise ModelFormatError(name, ln, f"{len(t)} nr_sv values but nr_class is {K}")
-        counts = [parse_int(v, name, ln, "nr_sv") for v in t]
-        if sum(counts) != l:
-            raise ModelFormatError(name, ln, f"nr_sv adds up to {sum(counts)}, total_sv is {l}")
-        nr_sv = np.array(counts, dtype=np.int64)
-    prob = {}
-    for key in ("probA", "probB", "prob_density_marks"):
-        if key in h:
-            ln, t = h[key]
-            prob[key] = np.array([parse_float(v, name, ln, key) for v in t])
-            want = {"prob_density_marks": 10}.get(key, max(npairs, 1))
-            if len(t) != want and svm_type != "one_class":
-                raise ModelFormatError(name, ln, f"{key} has {len(t)} values, expected {want}")
+        labels, nr_sv = _classes(h, svm_type, K, l, sv_line, name)
+    prob = _probability(h, svm_type, npairs, name)
     body = [x for x in lines[sv_line:] if x.strip()]
     if len(body) != l:
         raise ModelFormatError(name, sv_line + len(body), f"expected {l} support vectors, found "
@@ -147,6 +109,68 @@ def read_libsvm(text, name):
     for key, v in prob.items():
         setattr(model, key, v)
     return model
+
+
+def _header(lines, name):
+    """(key -> (line number, values), the number of the ``SV`` line): the header read up to
+    its ``SV`` line, every key known, the ones every model needs present."""
+    h = {}
+    sv_line = None
+    for no, line in enumerate(lines, 1):
+        toks = line.split()
+        if not toks:
+            continue
+        if toks[0] == "SV":
+            sv_line = no
+            break
+        if no == len(lines):
+            # the header's last line without its newline: the file was cut there
+            raise ModelFormatError(name, no, f"the file ends inside the header, at "
+                                             f"{line.strip()!r} (truncated file?)")
+        if toks[0] not in _HEADER_KEYS:
+            raise ModelFormatError(name, no, f"unknown key {toks[0]!r} in the header of a "
+                                             f"LIBSVM model")
+        if len(toks) < 2 and toks[0] != "rho":      # (one class: no pair, no rho)
+            raise ModelFormatError(name, no, f"{toks[0]} needs a value")
+        h[toks[0]] = (no, toks[1:])
+    if sv_line is None:
+        raise ModelFormatError(name, len(lines), "missing 'SV' line (truncated file?)")
+    for key in ("svm_type", "kernel_type", "nr_class", "total_sv", "rho"):
+        if key not in h:
+            raise ModelFormatError(name, sv_line, f"missing {key!r} in the LIBSVM model header")
+    return h, sv_line
+
+
+def _classes(h, svm_type, K, l, sv_line, name):
+    """(labels, nr_sv) of a classifier's header: K of each, the counts adding up to total_sv."""
+    for key in ("label", "nr_sv"):
+        if key not in h:
+            raise ModelFormatError(name, sv_line, f"missing {key!r}, which a {svm_type} "
+                                                  f"model needs")
+    ln, t = h["label"]
+    if len(t) != K:
+        raise ModelFormatError(name, ln, f"{len(t)} labels but nr_class is {K}")
+    labels = np.array([parse_float(v, name, ln, "label") for v in t])
+    ln, t = h["nr_sv"]
+    if len(t) != K:
+        raise ModelFormatError(name, ln, f"{len(t)} nr_sv values but nr_class is {K}")
+    counts = [parse_int(v, name, ln, "nr_sv") for v in t]
+    if sum(counts) != l:
+        raise ModelFormatError(name, ln, f"nr_sv adds up to {sum(counts)}, total_sv is {l}")
+    return labels, np.array(counts, dtype=np.int64)
+
+
+def _probability(h, svm_type, npairs, name):
+    """The probability fields present (probA, probB: one per pair; prob_density_marks: 10)."""
+    prob = {}
+    for key in ("probA", "probB", "prob_density_marks"):
+        if key in h:
+            ln, t = h[key]
+            prob[key] = np.array([parse_float(v, name, ln, key) for v in t])
+            want = {"prob_density_marks": 10}.get(key, max(npairs, 1))
+            if len(t) != want and svm_type != "one_class":
+                raise ModelFormatError(name, ln, f"{key} has {len(t)} values, expected {want}")
+    return prob
 
 
 def _serial_rows(body, first_line, ncoef, name):

@@ -46,6 +46,8 @@ labels are all +1 / -1 and otherwise as a regressor, writing its decision values
 svm_classify does (see :mod:`svmtool.cli.predict`); ``svmtool info`` says so.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from svmtool.errors import ModelFormatError
@@ -272,19 +274,60 @@ def _value(line, name, number, what):
     return text
 
 
-def read_svmlight_model(text, name):
-    from svmtool.models.linear import LinearModel
+_FIELDS = ("kernel type", "kernel parameter -d", "kernel parameter -g", "kernel parameter -s",
+           "kernel parameter -r", "kernel parameter -u", "highest feature index",
+           "number of training documents", "number of support vectors plus 1", "threshold b")
 
+
+class _Header(NamedTuple):
+    kernel: int
+    degree: int
+    gamma: float
+    coef_lin: float
+    coef_const: float
+    custom: str
+    nf: int
+    n_train: int
+    n_sv: int
+    b: float
+    version: str
+
+
+def read_svmlight_model(text, name):
+    """The model of an SVMlight (or SVMperf) model file's ``text``: its header (version, kernel
+    and its parameters, feature count, support-vector count, threshold b), svmtool's tags on the
+    threshold line (task, labels), then one support vector a line (alpha*y, then index:value
+    terms).  A linear model becomes a :class:`LinearModel` w = sum alpha_i y_i x_i, a kernel
+    model a kernel model; ``report`` tells what the file said.  ``name`` names the file in
+    errors."""
     lines = text.split("\n")
+    head = _header(lines, name)
+    threshold_line = lines[len(_FIELDS)]
+    task = _task_of(threshold_line, name, 1 + len(_FIELDS))
+    labels = _labels_of(threshold_line, name, 1 + len(_FIELDS))
+    report = {"model_format": FLAVOUR_OF_VERSION.get(head.version, "svmlight"),
+              "n_train": head.n_train, "svmlight_version": head.version,
+              "svmlight_header": (head.degree, head.gamma, head.coef_lin, head.coef_const,
+                                  head.custom or "empty"),
+              "task": task}
+    if task == "ranking":
+        report["ranking"] = True
+    coefs, indptr, cols, vals = _support_vectors(lines, head, name)
+    if head.kernel != 0:
+        return _kernel_model(head.kernel, head.degree, head.gamma, head.coef_lin,
+                             head.coef_const, head.nf, head.b, labels, task,
+                             np.array(coefs, dtype=np.float64),
+                             np.array(indptr, dtype=np.int64), cols, vals, report)
+    return _linear_model(head, labels, task, coefs, indptr, cols, vals, report, name)
+
+
+def _header(lines, name):
+    """The header lines checked: kernel type and parameters, counts, threshold."""
     if not lines[0].strip().startswith("SVM-light Version"):
         raise ModelFormatError(name, 1, "not an SVMlight model (no 'SVM-light Version' line)")
-    fields = ["kernel type", "kernel parameter -d", "kernel parameter -g",
-              "kernel parameter -s", "kernel parameter -r", "kernel parameter -u",
-              "highest feature index", "number of training documents",
-              "number of support vectors plus 1", "threshold b"]
-    if len(lines) < 1 + len(fields):
+    if len(lines) < 1 + len(_FIELDS):
         raise ModelFormatError(name, len(lines), "truncated header")
-    vals = [_value(lines[1 + k], name, 2 + k, f) for k, f in enumerate(fields)]
+    vals = [_value(lines[1 + k], name, 2 + k, f) for k, f in enumerate(_FIELDS)]
 
     def as_int(k):
         try:
@@ -292,11 +335,11 @@ def read_svmlight_model(text, name):
                 raise ValueError
             return int(vals[k])
         except ValueError:
-            raise ModelFormatError(name, 2 + k, f"'{fields[k]}' must be an integer, "
+            raise ModelFormatError(name, 2 + k, f"'{_FIELDS[k]}' must be an integer, "
                                                f"got {vals[k]!r}") from None
 
     def as_float(k):
-        return parse_float(vals[k], name, 2 + k, f"'{fields[k]}'")
+        return parse_float(vals[k], name, 2 + k, f"'{_FIELDS[k]}'")
 
     kernel = as_int(0)
     if kernel == 4:
@@ -321,25 +364,21 @@ def read_svmlight_model(text, name):
         raise ModelFormatError(name, 8, f"highest feature index {nf} is beyond what a model can "
                                         f"hold ({MAX_FEATURES})")
     version = lines[0].strip()[len("SVM-light Version"):].strip()
-    threshold_line = lines[len(fields)]
-    task = _task_of(threshold_line, name, 1 + len(fields))
-    labels = _labels_of(threshold_line, name, 1 + len(fields))
-    report = {"model_format": FLAVOUR_OF_VERSION.get(version, "svmlight"), "n_train": as_int(7),
-              "svmlight_version": version,
-              "svmlight_header": (degree, gamma, coef_lin, coef_const, custom or "empty"),
-              "task": task}
-    if task == "ranking":
-        report["ranking"] = True
-    # the support vectors: coefficient, then (column, value) terms, in file order
-    coefs, indptr, cols, vals_ = [], [0], [], []
-    first = 1 + len(fields)
+    return _Header(kernel, degree, gamma, coef_lin, coef_const, custom, nf, as_int(7), n_sv, b,
+                   version)
+
+
+def _support_vectors(lines, head, name):
+    """The support vectors after the header, in file order, as (coefficients alpha_i y_i, CSR
+    row pointers, 0-based columns, values); each checked against the header."""
+    coefs, indptr, cols, vals = [], [0], [], []
     seen = 0
-    for k in range(first, len(lines)):
+    for k in range(1 + len(_FIELDS), len(lines)):
         line = lines[k].split("#", 1)[0].strip()
         if not line:
             continue
-        if seen == n_sv:
-            raise ModelFormatError(name, k + 1, f"more support vectors than the {n_sv} "
+        if seen == head.n_sv:
+            raise ModelFormatError(name, k + 1, f"more support vectors than the {head.n_sv} "
                                                 f"announced")
         toks = line.split()
         coefs.append(parse_float(toks[0], name, k + 1, "alpha*y"))
@@ -350,29 +389,33 @@ def read_svmlight_model(text, name):
                 raise ModelFormatError(name, k + 1, f"bad feature {t!r} (not index:value)")
             j = parse_int(idx, name, k + 1, "feature index", minimum=1)
             v = parse_float(val, name, k + 1, "feature value")
-            if j > nf:
+            if j > head.nf:
                 # SVMlight sizes its weight vector by the header: an index beyond it is corrupt
                 raise ModelFormatError(name, k + 1, f"feature index {j} is beyond the highest "
-                                                    f"feature index {nf} of the header")
-            if kernel != 0 and j <= last:
+                                                    f"feature index {head.nf} of the header")
+            if head.kernel != 0 and j <= last:
                 # a kernel's dot products need each feature once, in order
                 raise ModelFormatError(name, k + 1, f"feature indices not increasing at {t!r}")
             last = j
             cols.append(j - 1)
-            vals_.append(v)
+            vals.append(v)
         indptr.append(len(cols))
         seen += 1
-    if seen != n_sv:
-        raise ModelFormatError(name, len(lines), f"{seen} support vectors, {n_sv} announced")
-    if kernel != 0:
-        return _kernel_model(kernel, degree, gamma, coef_lin, coef_const, nf, b, labels, task,
-                             np.array(coefs, dtype=np.float64),
-                             np.array(indptr, dtype=np.int64), cols, vals_, report)
-    # linear: w = sum of alpha*y * x_sv, the terms added in file order as svm_common.c does
+    if seen != head.n_sv:
+        raise ModelFormatError(name, len(lines), f"{seen} support vectors, {head.n_sv} announced")
+    return coefs, indptr, cols, vals
+
+
+def _linear_model(head, labels, task, coefs, indptr, cols, vals, report, name):
+    """The LinearModel of a linear SVMlight model: w = sum of alpha_i y_i x_i, the terms added
+    in file order as svm_common.c does; b != 0 becomes a bias feature of value 1 and weight -b."""
+    from svmtool.models.linear import LinearModel
+
+    nf, b = head.nf, head.b
     rows_of_terms = np.repeat(np.arange(len(coefs)), np.diff(np.array(indptr, dtype=np.int64)))
     with np.errstate(over="ignore", invalid="ignore"):      # an infinite sum is refused below
         terms = np.array(coefs, dtype=np.float64)[rows_of_terms] * \
-            np.array(vals_, dtype=np.float64)
+            np.array(vals, dtype=np.float64)
     # one allocation, zero pages until written: a header announcing a huge feature count costs
     # address space only
     try:
@@ -389,8 +432,8 @@ def read_svmlight_model(text, name):
     else:
         bias = -1.0
     if not np.all(np.isfinite(W[np.array(cols, dtype=np.int64), 0])):
-        raise ModelFormatError(name, first + 1, "the weights sum to a number beyond the doubles "
-                                                "(infinite)")
+        raise ModelFormatError(name, 2 + len(_FIELDS), "the weights sum to a number beyond the "
+                                                       "doubles (infinite)")
     if task in ("regression", "ranking"):
         model = LinearModel(solver_type="L2R_L1LOSS_SVR_DUAL", labels=None, nr_feature=nf,
                             bias=bias, w=W)

@@ -18,7 +18,8 @@ class Batches:
     yields what each call of ``run()`` returns (the iterations it did) until the loop's stopping
     flag ``istate[stop_field]`` is set, ``istate[iter_field]`` reaches ``max_iter``, a call did
     none, or -- between calls, the loop neither converged nor at its cap -- the ``deadline``
-    (``time.monotonic()``) has passed; then ``out_of_time`` is True."""
+    (``time.monotonic()``) has passed; then ``out_of_time`` is True.  ``istate`` is an integer
+    array with the fields as indices, or a numpy record with them as names."""
 
     def __init__(self, run, istate, iter_field, stop_field, max_iter, deadline=None):
         self.run, self.istate, self.max_iter, self.deadline = run, istate, max_iter, deadline

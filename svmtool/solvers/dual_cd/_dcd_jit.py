@@ -23,28 +23,29 @@ _ONE = np.uint64(1)
 # --------------------------------------------------------------------------------------------
 
 @njit(error_model="numpy")
-def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
+def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rng,
                     use_glibc, shrinking, eps, max_iter, work_budget, hist, unit):
     """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
 
     indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
-    ``istate[0]`` entries are the active rows), bounds float64[4] = (U_neg, U_pos, D_neg, D_pos),
-    fstate float64[3] = (PGmax_old, PGmin_old, scratch), istate int64[3] = (active_size, iterations,
-    converged), rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
+    ``loop[0].active`` entries are the active rows), ``box`` and ``loop`` the one-element records
+    of :mod:`svmtool.solvers.dual_cd._dcd_state` (the dual's box; the state carried between calls),
+    rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
     t-th iteration done in this call; returns the number of iterations done.  ``unit``: every
     stored value is 1.0 (binary features, as a9a's): the loops then skip the values, with the
     same result bit for bit (a product by 1.0 is exact) and one load fewer per stored entry.
     """
     inf = np.inf
     n_rows = np.uint64(index.shape[0])
-    active = np.uint64(istate[0])
-    it = istate[1]
-    pgmax_old = fstate[0]
-    pgmin_old = fstate[1]
-    u_neg = bounds[0]
-    u_pos = bounds[1]
-    d_neg = bounds[2]
-    d_pos = bounds[3]
+    st = loop[0]
+    active = np.uint64(st.active)
+    it = st.iterations
+    pgmax_old = st.pg_max_old
+    pgmin_old = st.pg_min_old
+    u_neg = box[0].u_neg
+    u_pos = box[0].u_pos
+    d_neg = box[0].d_neg
+    d_pos = box[0].d_pos
     n_hist = hist.shape[0]
     n_data = np.uint64(data.shape[0])
     done = 0
@@ -153,7 +154,7 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstat
         if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
                 and abs(pgmin_new) <= eps):
             if active == n_rows:
-                istate[2] = 1
+                st.converged = 1
                 break
             # converged on the shrunk problem: check every row once more
             active = n_rows
@@ -169,26 +170,28 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstat
         if work >= work_budget:
             break
 
-    istate[0] = np.int64(active)
-    istate[1] = it
-    fstate[0] = pgmax_old
-    fstate[1] = pgmin_old
-    fstate[2] = sink          # keeps the prefetching loads alive; no meaning
+    st.active = np.int64(active)
+    st.iterations = it
+    st.pg_max_old = pgmax_old
+    st.pg_min_old = pgmin_old
+    st.sink = sink            # keeps the prefetching loads alive; no meaning
     return done
 
 
 @njit
-def _projected_gradient(margins, y, alpha, bounds):
-    """Projected gradient of the dual at alpha given y_i w'x_i (over all rows)."""
+def _projected_gradient(margins, y, alpha, box):
+    """Projected gradient of the dual at alpha given y_i w'x_i (over all rows); ``box`` the
+    one-element ``BOX`` record of :mod:`svmtool.solvers.dual_cd._dcd_state`."""
     n = alpha.shape[0]
     out = np.empty(n, dtype=np.float64)
+    b = box[0]
     for i in range(n):
         if y[i] > 0:
-            c = bounds[1]
-            dii = bounds[3]
+            c = b.u_pos
+            dii = b.d_pos
         else:
-            c = bounds[0]
-            dii = bounds[2]
+            c = b.u_neg
+            dii = b.d_neg
         g = margins[i] - 1.0 + alpha[i] * dii
         if alpha[i] <= 0.0:
             out[i] = min(g, 0.0)

@@ -89,7 +89,7 @@ class _SplitMix:
         rng[0] = self.s
 
 
-def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate, istate, rng,
+def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rng,
                    use_glibc, shrinking, eps, max_iter, work_budget, hist):
     """Same contract as ``_dcd_jit._dcd_iterations``: updates the arrays, returns iterations
     done."""
@@ -109,11 +109,12 @@ def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate
     below = gen.below
 
     n_rows = len(order)
-    active = int(istate[0])
-    it = int(istate[1])
-    pgmax_old = float(fstate[0])
-    pgmin_old = float(fstate[1])
-    u_neg, u_pos, d_neg, d_pos = (float(b) for b in bounds)
+    st = loop[0]                    # a view: the assignments below write into ``loop``
+    active = int(st["active"])
+    it = int(st["iterations"])
+    pgmax_old = float(st["pg_max_old"])
+    pgmin_old = float(st["pg_min_old"])
+    u_neg, u_pos, d_neg, d_pos = (float(box[0][f]) for f in ("u_neg", "u_pos", "d_neg", "d_pos"))
     n_hist = hist.shape[0]
     work_budget = int(work_budget)
     done = 0
@@ -191,7 +192,7 @@ def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate
         if (pgmax_new - pgmin_new <= eps and abs(pgmax_new) <= eps
                 and abs(pgmin_new) <= eps):
             if active == n_rows:
-                istate[2] = 1
+                st["converged"] = 1
                 break
             active = n_rows
             pgmax_old = _INF
@@ -210,10 +211,10 @@ def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, bounds, fstate
     w[:] = wv
     index[:] = order
     gen.store(rng)
-    istate[0] = active
-    istate[1] = it
-    fstate[0] = pgmax_old
-    fstate[1] = pgmin_old
+    st["active"] = active
+    st["iterations"] = it
+    st["pg_max_old"] = pgmax_old
+    st["pg_min_old"] = pgmin_old
     return done, work
 
 

@@ -91,6 +91,7 @@ from svmtool.solvers import default_eps
 from svmtool.solvers.common.batches import Batches, replay, unsigned_views
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning
 from svmtool.solvers.common.rng import permutation_rng
+from svmtool.solvers.dual_cd._dcd_state import new_box, new_loop
 
 LIBLINEAR_MAX_ITER = 300   # LIBLINEAR 2.50 train_one(): dual_solver_max_iter
 # Work (stored entries visited) per call of the jitted loop when a callback is given: a call
@@ -205,8 +206,9 @@ def _all_ones(data, chunk=1 << 20):
 
 
 def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
-    """The checked arrays and the dual's box: (indptr, indptr_u, indices_u, data, y, bounds,
-    upper, diag); ``bounds`` = (U_neg, U_pos, D_neg, D_pos)."""
+    """The checked arrays and the dual's box: (indptr, indptr_u, indices_u, data, y, box,
+    upper, diag); ``box`` the ``BOX`` record of :mod:`svmtool.solvers.dual_cd._dcd_state`, ``upper``
+    and ``diag`` its bound and diagonal term per row."""
     if loss not in ("l1", "l2"):
         raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
     if not (C_pos > 0 and C_neg > 0):
@@ -219,14 +221,11 @@ def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
         raise ValueError(f"{y.shape[0]} labels for {n_rows} rows")
     if not np.all((y == 1.0) | (y == -1.0)):
         raise ValueError("labels must be -1 or +1")
-    if loss == "l1":
-        bounds = np.array([C_neg, C_pos, 0.0, 0.0])
-    else:
-        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    box = new_box(loss, C_pos, C_neg)
     pos = y > 0
-    upper = np.where(pos, bounds[1], bounds[0])
-    diag = np.where(pos, bounds[3], bounds[2])
-    return indptr, indptr_u, indices_u, data, y, bounds, upper, diag
+    upper = np.where(pos, box[0]["u_pos"], box[0]["u_neg"])
+    diag = np.where(pos, box[0]["d_pos"], box[0]["d_neg"])
+    return indptr, indptr_u, indices_u, data, y, box, upper, diag
 
 
 def _start(params, ops, indptr, indices_u, data, y, upper, n_features):
@@ -253,7 +252,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
     t_start = time.perf_counter()
     C_pos, C_neg, n_features = float(C_pos), float(C_neg), int(n_features)
-    indptr, indptr_u, indices_u, data, y, bounds, upper, diag = _problem(
+    indptr, indptr_u, indices_u, data, y, box, upper, diag = _problem(
         indptr, indices, data, y, n_features, C_pos, C_neg, loss)
     eps = default_eps("dcd-l2") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
@@ -261,11 +260,10 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     engine = _Engine(params, int(indptr[-1] - indptr[0]) if n_rows > 0 else 0)
     qd = diag + engine.ops.row_sq_norms(indptr, data)  # LIBLINEAR: QD = D_ii + x_i'x_i
     alpha, w = _start(params, engine.ops, indptr, indices_u, data, y, upper, n_features)
-    fstate = np.array([np.inf, -np.inf, 0.0])
-    istate = np.array([n_rows, 0, 0 if n_rows > 0 else 1], dtype=np.int64)
+    loop = new_loop(n_rows)
     hist = np.empty((min(max_iter, _HIST_ROWS), 3), dtype=np.float64)
-    state = (indices_u, data, y, qd, alpha, w, np.arange(n_rows, dtype=np.uint32), bounds,
-             fstate, istate, permutation_rng(params))
+    state = (indices_u, data, y, qd, alpha, w, np.arange(n_rows, dtype=np.uint32), box, loop,
+             permutation_rng(params))
     options = (bool(params.liblinear_rng), bool(params.shrinking), eps, max_iter)
     # a callback or a deadline needs the loop back between outer iterations now and then
     budget = np.uint64(CALLBACK_WORK_BUDGET
@@ -273,27 +271,29 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
     calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist),
-                    istate, 1, 2, max_iter, params.deadline)
+                    loop[0], "iterations", "converged", max_iter, params.deadline)
     for done in calls:
         if done:
             last = tuple(hist[done - 1])
         if callback is not None:
-            replay(callback, int(istate[1]), done, hist, _HISTORY, t_start, _DERIVED)
+            replay(callback, int(loop[0]["iterations"]), done, hist, _HISTORY, t_start,
+                   _DERIVED)
     ops = engine.row_ops()
     if params.dcd.w_recalc:
         # LIBLINEAR 2.50's w_recalc: w rebuilt from alpha, dropping the drift of the updates
         w = ops.csr_t_dot(indptr, indices_u, data, y * alpha, n_features)
     t_solved = time.perf_counter()
-    return _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, calls.out_of_time,
+    return _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, loop[0], last, calls.out_of_time,
                    eps, max_iter, ops.csr_dot_dense(indptr, indices_u, data, w),
                    {"solve_time": t_solved - t_loop, "setup_time": t_loop - t_start})
 
 
-def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, out_of_time, eps,
+def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, st, last, out_of_time, eps,
             max_iter, scores, times):
     """The SolverResult at (alpha, w): the primal objective from the scores ``X w``, the dual,
-    the warning of a run stopped by its cap or its time budget."""
-    iterations = int(istate[1])
+    the warning of a run stopped by its cap or its time budget; ``st`` the loop's final
+    ``LOOP`` record."""
+    iterations = int(st["iterations"])
     slack = np.maximum(0.0, 1.0 - y * scores)
     cost = np.where(y > 0, C_pos, C_neg)
     ww = float(w @ w)
@@ -304,7 +304,7 @@ def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, out_of_t
     if out_of_time:
         # the current point, as at the cap, but no rescue by Newton: the budget is spent
         warning = time_limit_warning(solver, iterations)
-    elif not istate[2]:
+    elif not st["converged"]:
         warning = (f"{solver} reached the maximum number of iterations ({max_iter}) before "
                    f"the stopping tolerance eps={eps:g} was met (violation "
                    f"{last[0] - last[1]:.3g}); ")
@@ -314,25 +314,22 @@ def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, istate, last, out_of_t
         else:
             warning += "using -s 2 may be faster, or raise --max-iter"
     extra = {"pg_violation": float(last[0] - last[1]), "warning": warning, **times,
-             "active_size": int(istate[0]),
+             "active_size": int(st["active"]),
              "n_bounded_sv": int(np.count_nonzero(alpha >= upper)),
              "liblinear_objective": f_alpha, "eps": eps, "max_iter": max_iter}
     if out_of_time:
         extra["stopped"] = STOPPED_TIME
     return SolverResult(w=w, iterations=iterations, primal=primal, gap=primal + f_alpha,
-                        gap_kind="duality gap", converged=bool(istate[2]), dual=-f_alpha,
+                        gap_kind="duality gap", converged=bool(st["converged"]), dual=-f_alpha,
                         n_sv=int(np.count_nonzero(alpha > 0)), alpha=alpha, extra=extra)
 
 
 def projected_gradient(indptr, indices, data, y, w, alpha, C_pos, C_neg, loss="l2"):
     """Projected gradient of the dual over every row at (alpha, w): a KKT certificate helper."""
-    if loss == "l1":
-        bounds = np.array([float(C_neg), float(C_pos), 0.0, 0.0])
-    else:
-        bounds = np.array([np.inf, np.inf, 0.5 / C_neg, 0.5 / C_pos])
+    box = new_box(loss, float(C_pos), float(C_neg))
     y = np.ascontiguousarray(y, dtype=np.float64)
     from svmtool.ops.sparse import csr_dot_dense
     from svmtool.solvers.dual_cd._dcd_jit import _projected_gradient
 
     margins = y * csr_dot_dense(indptr, indices, data, np.ascontiguousarray(w, dtype=np.float64))
-    return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), bounds)
+    return _projected_gradient(margins, y, np.ascontiguousarray(alpha, dtype=np.float64), box)

@@ -198,7 +198,6 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     start whose variables are mostly at their bounds already."""
     t0 = time.perf_counter()
     n = len(y)
-    l = kd.l
     xi = np.ascontiguousarray(xi, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     p = np.ascontiguousarray(p, dtype=np.float64)
@@ -206,34 +205,15 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
     # whole rows over all data points: for SVR (two variables share one point), for variables
     # on a subset of the points, and for a cache shared with other solves
-    full_only = n != l or rows is not None
-    if G0 is None:
-        G = gradient(kd, xi, y, p, alpha, np.arange(n))
-    else:
-        G = np.ascontiguousarray(G0, dtype=np.float64).copy()
-    # G_bar (LIBSVM's): sum of C_k Q_tk over the variables at their upper bound
-    in_gbar = (alpha >= C).astype(np.int8)
-    if G_bar0 is not None:
-        G_bar = np.ascontiguousarray(G_bar0, dtype=np.float64).copy()
-    else:
-        G_bar = np.zeros(n)
-        if in_gbar.any():
-            G_bar = gradient(kd, xi, y, np.zeros(n), C, np.arange(n),
-                             mask=in_gbar.astype(bool))
+    full_only = n != kd.l or rows is not None
+    G, G_bar, in_gbar = _start_gradients(kd, xi, y, p, C, alpha, G0, G_bar0)
     if rows is None:
-        rows = RowCache(l, cache_mb)
+        rows = RowCache(kd.l, cache_mb)
     cache, slot_of, slot_row, slot_stamp, slot_epoch = rows.arrays()
-    slots = rows.slots
     act = np.arange(n, dtype=np.int64)
     dact = np.zeros(n, dtype=np.int64)
-    istate = np.zeros(8, dtype=np.int64)
-    istate[N_ACT] = n
-    # LIBSVM shrinks first after min(n, 1000) iterations; a warm start may shrink at once
-    istate[COUNTER] = 1 if shrink_first else min(n, 1000) + 1
-    istate[CLOCK] = rows.clock
-    istate[EPOCH] = rows.epoch + 1
+    istate = _start_state(n, rows, shrink_first)
     misses0 = rows.misses
-    istate[MISSES] = misses0
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
     converged = False
     stopped = ""
@@ -272,9 +252,47 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     rows.clock = int(istate[CLOCK])
     rows.epoch = int(istate[EPOCH])
     rows.misses = int(istate[MISSES])
-    nuf = 1 if nu else 0
-    rho, r, viol = rho_and_violation(alpha, y, C, G, nuf)
-    viol = float(viol)
+    return _solution(y, p, C, alpha, G, G_bar, in_gbar, nu, converged, stopped, int(istate[ITERS]),
+                     {"cache_misses": int(istate[MISSES]) - misses0, "rebuilds": rebuilds,
+                      "cache_rows": rows.slots, "solve_time": time.perf_counter() - t0})
+
+
+def _start_gradients(kd, xi, y, p, C, alpha, G0, G_bar0):
+    """(G, G_bar, in_gbar) at the start: the gradient Q alpha + p and LIBSVM's G_bar, the sum
+    of C_k Q_tk over the variables at their upper bound (``in_gbar``), given or computed."""
+    n = len(y)
+    if G0 is None:
+        G = gradient(kd, xi, y, p, alpha, np.arange(n))
+    else:
+        G = np.ascontiguousarray(G0, dtype=np.float64).copy()
+    in_gbar = (alpha >= C).astype(np.int8)
+    if G_bar0 is not None:
+        G_bar = np.ascontiguousarray(G_bar0, dtype=np.float64).copy()
+    else:
+        G_bar = np.zeros(n)
+        if in_gbar.any():
+            G_bar = gradient(kd, xi, y, np.zeros(n), C, np.arange(n),
+                             mask=in_gbar.astype(bool))
+    return G, G_bar, in_gbar
+
+
+def _start_state(n, rows, shrink_first):
+    """The kernel loop's integer state at the start: every variable active, the row cache's
+    clock and a new epoch."""
+    istate = np.zeros(8, dtype=np.int64)
+    istate[N_ACT] = n
+    # LIBSVM shrinks first after min(n, 1000) iterations; a warm start may shrink at once
+    istate[COUNTER] = 1 if shrink_first else min(n, 1000) + 1
+    istate[CLOCK] = rows.clock
+    istate[EPOCH] = rows.epoch + 1
+    istate[MISSES] = rows.misses
+    return istate
+
+
+def _solution(y, p, C, alpha, G, G_bar, in_gbar, nu, converged, stopped, iterations, extra):
+    """The SmoResult at alpha: rho (and r for the nu forms), the objective, the violation and
+    the duality gap."""
+    rho, r, viol = rho_and_violation(alpha, y, C, G, 1 if nu else 0)
     obj = 0.5 * float(alpha @ (G + p))
     # duality gap of the box problem at the multipliers of the equality constraints (rho, or
     # r1 = r + rho, r2 = r - rho per sign): sum a_t (G_t - s_t) + C_t max(0, s_t - G_t) >= 0,
@@ -282,10 +300,8 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     s = rho * y if not nu else np.where(y > 0, r + rho, r - rho)
     gap = float(alpha @ (G - s) + C @ np.maximum(0.0, s - G))
     return SmoResult(alpha=alpha, G=G, rho=float(rho), r=float(r), obj=obj,
-                     iterations=int(istate[ITERS]), converged=converged, violation=viol,
-                     stopped=stopped, gap=gap, G_bar=G_bar, in_gbar=in_gbar,
-                     extra={"cache_misses": int(istate[MISSES]) - misses0, "rebuilds": rebuilds,
-                            "cache_rows": slots, "solve_time": time.perf_counter() - t0})
+                     iterations=iterations, converged=converged, violation=float(viol),
+                     stopped=stopped, gap=gap, G_bar=G_bar, in_gbar=in_gbar, extra=extra)
 
 
 def _reactivate(kd, xi, y, p, C, alpha, G, G_bar, in_gbar, act, n_act, istate):

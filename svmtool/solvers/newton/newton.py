@@ -284,129 +284,139 @@ def minimise(obj, tol, params, init_w=None, callback=None, t_start=None):
     ``loss``, which the caller adds)."""
     if t_start is None:
         t_start = time.perf_counter()
-    oracle = obj.oracle
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    eps = default_eps("newton") if params.eps is None else float(params.eps)
-    free_last = obj.free_last
+    g, M, gnorm0 = _start(obj, init_w)
+    f = obj.fun()
+    gnorm = _norm(g)
+    run = {"it": 0, "cg_steps": 0, "line_search_trials": 0, "stopped": None, "warning": None}
+    converged = gnorm <= tol * gnorm0
+    if not (math.isfinite(gnorm0) and math.isfinite(gnorm)):
+        # C (or a feature value) so large that the gradient overflows double precision
+        converged = False
+        run["warning"] = ("the gradient is not finite (C or the feature values too large for "
+                          "double precision); the model is the starting point")
+    t_loop = time.perf_counter()
+    while run["warning"] is None and not converged and run["it"] < max_iter:
+        # the Newton direction: H s = -g solved inexactly by preconditioned CG
+        s, xs, cg, _note = _pcg(obj, g, (1.0 - ALPHA_PCG) + ALPHA_PCG * M, obj.hv_gives_xv)
+        run["cg_steps"] += cg
+        t, fnew, xs, unit, trials = _line_search(obj, f, g, s, xs)
+        run["line_search_trials"] += trials
+        if t is None:
+            run["warning"] = "line search failed (no step decreased the objective enough)"
+            break
+        obj.move(t, s, xs)
+        fold, f = f, fnew
+        run["it"] += 1
+        g, M = unit if unit is not None else obj.grad()
+        gnorm = _norm(g)
+        if callback is not None:
+            callback(run["it"], {"f": f, "grad_norm": gnorm, "relative_grad": gnorm / gnorm0
+                                 if gnorm0 > 0 else 0.0, "cg_steps": cg, "step_size": t,
+                                 "elapsed": time.perf_counter() - t_start})
+        if gnorm <= tol * gnorm0:
+            converged = True
+            break
+        if _stalled(run, f, fold, params):
+            break
+    if not converged and run["warning"] is None:
+        eps = default_eps("newton") if params.eps is None else float(params.eps)
+        run["warning"] = (f"reached the maximum number of Newton iterations ({max_iter}) before "
+                          f"the stopping tolerance eps={eps:g} was met")
+    times = {"solve_time": time.perf_counter() - t_loop, "setup_time": t_loop - t_start}
+    return _result(obj, run, f, gnorm, gnorm0, tol, converged, max_iter, times)
 
-    def rdot(a, b):
-        v = _vdot(a, b)
-        if free_last:
-            v -= a[-1] * b[-1]
-        return v
 
-    warm = init_w is not None and np.any(init_w)
-    if warm:
+def _norm(g):
+    return float(math.sqrt(_vdot(g, g)))
+
+
+def _start(obj, init_w):
+    """Start ``obj`` at ``init_w`` (or 0): (g, M) there and |grad f(0)|, the scale of the
+    stopping rule (a warm start is measured against the cold start's gradient, as LIBLINEAR's)."""
+    if init_w is not None and np.any(init_w):
         g0 = obj.grad_at_zero()
-        gnorm0 = float(math.sqrt(_vdot(g0, g0)))
+        gnorm0 = _norm(g0)
         obj.start(np.asarray(init_w, dtype=np.float64).reshape(-1))
         g, M = obj.grad()
     else:
         obj.start(None)
         g, M = obj.grad()
-        gnorm0 = float(math.sqrt(_vdot(g, g)))
-    f = obj.fun()
-    gnorm = float(math.sqrt(_vdot(g, g)))
+        gnorm0 = _norm(g)
+    return g, M, gnorm0
 
-    it = 0
-    cg_total = 0
-    ls_total = 0
-    warning = None
-    stopped = None
-    converged = gnorm <= tol * gnorm0
-    if not (math.isfinite(gnorm0) and math.isfinite(gnorm)):
-        # C (or a feature value) so large that the gradient overflows double precision
-        converged = False
-        warning = ("the gradient is not finite (C or the feature values too large for double "
-                   "precision); the model is the starting point")
-    t_loop = time.perf_counter()
-    while warning is None and not converged and it < max_iter:
-        Mp = (1.0 - ALPHA_PCG) + ALPHA_PCG * M
-        s, xs, cg, _note = _pcg(obj, g, Mp, obj.hv_gives_xv)
-        cg_total += cg
-        wTw = rdot(obj.w, obj.w)
-        wTs = rdot(obj.w, s)
-        sTs = rdot(s, s)
-        gTs = _vdot(g, s)
-        fold = f
-        t = 1.0
-        accepted = False
-        unit = None
-        trials = 0
-        if xs is None:
-            # squared hinge: X s in the same pass as the loss, gradient and preconditioner at
-            # w + s, which the Armijo test accepts nearly always (one pass instead of two)
-            xs = np.empty(oracle.n_rows)
-            loss1, g1, M1 = obj.unit_step(s, xs)
-            trials = 1
-            fnew = loss1 + 0.5 * (wTw + sTs) + wTs
-            if fnew - fold <= ARMIJO_ETA * gTs:
-                accepted = True
-                unit = (g1, M1)
-            else:
-                t = 0.5
-        # backtracking line search on cached z = Xw and xs = Xs: O(n) per trial
-        while not accepted and trials < MAX_LINE_SEARCH:
-            trials += 1
-            fnew = obj.loss_along(xs, t) + 0.5 * (wTw + t * t * sTs) + t * wTs
-            if fnew - fold <= ARMIJO_ETA * t * gTs:
-                accepted = True
-                break
-            t *= 0.5
-        ls_total += trials
-        if not accepted:
-            warning = "line search failed (no step decreased the objective enough)"
-            break
-        obj.move(t, s, xs)
-        f = fnew
-        it += 1
-        if unit is not None:
-            g, M = unit
-        else:
-            g, M = obj.grad()
-        gnorm = float(math.sqrt(_vdot(g, g)))
-        if callback is not None:
-            callback(it, {"f": f, "grad_norm": gnorm, "relative_grad": gnorm / gnorm0
-                          if gnorm0 > 0 else 0.0, "cg_steps": cg, "step_size": t,
-                          "elapsed": time.perf_counter() - t_start})
-        if gnorm <= tol * gnorm0:
-            converged = True
-            break
-        if f < -1.0e32:
-            warning = "objective below -1e32"
-            break
-        if abs(fold - f) <= 1.0e-12 * abs(f):
-            warning = ("the objective no longer decreases (relative change <= 1e-12) before "
-                       "the gradient rule was met")
-            break
-        if time_up(params.deadline):
-            stopped = STOPPED_TIME
-            warning = time_limit_warning(params.solver or "newton", it)
-            break
-    if not converged and warning is None:
-        warning = (f"reached the maximum number of Newton iterations ({max_iter}) before the "
-                   f"stopping tolerance eps={eps:g} was met")
-    t_solved = time.perf_counter()
 
-    w = obj.w
-    primal = f          # from the cached X w, as LIBLINEAR reports it (no extra pass)
-    rel = gnorm / gnorm0 if gnorm0 > 0 else 0.0
+def _line_search(obj, f, g, s, xs):
+    """Backtracking along ``s`` from t = 1, halving, until Armijo's ``f(w + t s) - f(w) <= eta t
+    g's``: (t, f(w + t s), X s, (g, M) at w + s when the unit step came with them, trials);
+    t is None when no trial passed.  ``xs`` None: the objective gives X s with the loss,
+    gradient and preconditioner at w + s in one pass (the squared hinge), tried first."""
+    wTw = _rdot(obj, obj.w, obj.w)
+    wTs = _rdot(obj, obj.w, s)
+    sTs = _rdot(obj, s, s)
+    gTs = _vdot(g, s)
+    t = 1.0
+    trials = 0
+    if xs is None:
+        xs = np.empty(obj.oracle.n_rows)
+        loss1, g1, M1 = obj.unit_step(s, xs)
+        trials = 1
+        fnew = loss1 + 0.5 * (wTw + sTs) + wTs
+        if fnew - f <= ARMIJO_ETA * gTs:
+            return t, fnew, xs, (g1, M1), trials
+        t = 0.5
+    # on the cached z = X w and xs = X s each trial is O(n)
+    while trials < MAX_LINE_SEARCH:
+        trials += 1
+        fnew = obj.loss_along(xs, t) + 0.5 * (wTw + t * t * sTs) + t * wTs
+        if fnew - f <= ARMIJO_ETA * t * gTs:
+            return t, fnew, xs, None, trials
+        t *= 0.5
+    return None, None, xs, None, trials
+
+
+def _rdot(obj, a, b):
+    """a'b over the regularised coordinates (the last one left out when the bias is free)."""
+    v = _vdot(a, b)
+    if obj.free_last:
+        v -= a[-1] * b[-1]
+    return v
+
+
+def _stalled(run, f, fold, params):
+    """Whether the run stops before the gradient rule after a step to ``f`` from ``fold`` (the
+    objective unbounded, no longer decreasing, the time budget spent); sets its warning."""
+    if f < -1.0e32:
+        run["warning"] = "objective below -1e32"
+    elif abs(fold - f) <= 1.0e-12 * abs(f):
+        run["warning"] = ("the objective no longer decreases (relative change <= 1e-12) before "
+                          "the gradient rule was met")
+    elif time_up(params.deadline):
+        run["stopped"] = STOPPED_TIME
+        run["warning"] = time_limit_warning(params.solver or "newton", run["it"])
+    return run["warning"] is not None
+
+
+def _result(obj, run, f, gnorm, gnorm0, tol, converged, max_iter, times):
+    """The SolverResult at the final w; its objective ``f`` from the cached X w, as LIBLINEAR
+    reports it (no extra pass)."""
+    oracle = obj.oracle
     extra = {
-        "cg_steps": cg_total,
+        "cg_steps": run["cg_steps"],
         "grad_norm": gnorm,
         "grad_norm0": gnorm0,
         "tolerance": tol,
-        "line_search_trials": ls_total,
+        "line_search_trials": run["line_search_trials"],
         "passes": obj.passes,
-        "solve_time": t_solved - t_loop,
-        "setup_time": t_loop - t_start,
+        **times,
         "threads": oracle.threads,
         "blocks": oracle.n_blocks,
-        "warning": warning,
+        "warning": run["warning"],
         "max_iter": max_iter,
     }
-    if stopped:
-        extra["stopped"] = stopped
-    return SolverResult(w=w, iterations=it, primal=float(primal), gap=rel,
+    if run["stopped"]:
+        extra["stopped"] = run["stopped"]
+    return SolverResult(w=obj.w, iterations=run["it"], primal=float(f),
+                        gap=gnorm / gnorm0 if gnorm0 > 0 else 0.0,
                         gap_kind="relative gradient norm", converged=bool(converged),
                         extra=extra)

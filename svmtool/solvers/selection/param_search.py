@@ -193,10 +193,47 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     for ``svr-l2`` the search is over (C, p), ``report(C, rate, p)`` gets the MSE, and
     ``start_p`` (the user's -p) is where the p grid starts.
     """
-    from svmtool.params import check_cross_validation, for_one_run, make_params, refuse
-    from svmtool.solvers import get_spec
+    from svmtool.params import check_cross_validation, refuse
 
     t_start = time.perf_counter()
+    params, spec, regression = _search_params(problem, params)
+    n = problem.n_rows
+    refuse(check_cross_validation(params, nr_fold))
+    if nr_fold > n:
+        nr_fold = n
+    workers = api_threads(threads if threads is not None else params.threads)
+    inner_threads = 1 if workers > 1 else params.threads
+    subsets = _fold_subsets(problem, nr_fold, params.seed)
+
+    def folds_for(p):
+        return [_FoldTrainer(sub, held, rows, p, spec, inner_threads)
+                for sub, held, rows in subsets]
+
+    pool = ThreadPoolExecutor(max_workers=min(workers, nr_fold)) if workers > 1 else None
+    try:
+        if not regression:
+            if max_C is None:
+                max_C = MAX_C
+            if start is None or start <= 0:
+                start = start_C(problem, params)
+            res = _c_path(problem, folds_for(params), min(float(start), float(max_C)),
+                          float(max_C), pool, report, regression=False)
+        else:
+            res = _p_grid(problem, params, folds_for, start, start_p,
+                          MAX_C_SVR if max_C is None else max_C, pool, report)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    res.elapsed = time.perf_counter() - t_start
+    return res
+
+
+def _search_params(problem, params):
+    """(params, spec, regression): the run's parameters (eps the solver's default when unset),
+    its solver checked to be one -C can search, and the labels checked for it."""
+    from svmtool.params import for_one_run, make_params
+    from svmtool.solvers import get_spec
+
     params = for_one_run(make_params(params, {}))
     spec = get_spec(params.solver)
     regression = spec.task == "regression"
@@ -214,58 +251,42 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
         from svmtool.labels import check_class_labels
 
         check_class_labels(problem.y, spec.name, problem.source, problem.label_note)
-    n = problem.n_rows
-    refuse(check_cross_validation(params, nr_fold))
-    if nr_fold > n:
-        nr_fold = n
-    workers = api_threads(threads if threads is not None else params.threads)
-    inner_threads = 1 if workers > 1 else params.threads
-    perm, bounds = fold_split(n, nr_fold, params.seed)
+    return params, spec, regression
+
+
+def _fold_subsets(problem, nr_fold, seed):
+    """Per fold: (the training rows' problem, the held-out rows' problem, the held-out rows)."""
+    perm, bounds = fold_split(problem.n_rows, nr_fold, seed)
     subsets = []
     for f in range(nr_fold):
         test = perm[bounds[f]:bounds[f + 1]]
         train_rows = np.sort(np.concatenate([perm[:bounds[f]], perm[bounds[f + 1]:]]))
         subsets.append((problem.take_rows(train_rows), problem.take_rows(test), test))
+    return subsets
 
-    def folds_for(p):
-        return [_FoldTrainer(sub, held, rows, p, spec, inner_threads)
-                for sub, held, rows in subsets]
 
-    pool = ThreadPoolExecutor(max_workers=min(workers, nr_fold)) if workers > 1 else None
-    try:
-        if not regression:
-            if max_C is None:
-                max_C = MAX_C
-            if start is None or start <= 0:
-                start = start_C(problem, params)
-            res = _c_path(problem, folds_for(params), min(float(start), float(max_C)),
-                          float(max_C), pool, report, regression=False)
+def _p_grid(problem, params, folds_for, start, start_p, max_C, pool, report):
+    """SVR's search, as LIBLINEAR's: a C path for each p of the grid i max|y| / P_STEPS, from
+    the largest p (or the user's -p) down to 0; the best (lowest MSE) path wins, every path's
+    points are kept in order."""
+    max_p = float(np.max(np.abs(problem.y))) if problem.n_rows else 0.0
+    i = P_STEPS - 1
+    if start_p is not None and start_p > 0 and max_p > 0:
+        i = min(int(start_p / (max_p / P_STEPS)), i)
+    res = None
+    while i >= 0:
+        p_params = replace(params, svr=replace(params.svr, p=i * max_p / P_STEPS))
+        c0 = start if start is not None and start > 0 else start_C(problem, p_params)
+        one = _c_path(problem, folds_for(p_params), min(float(c0), float(max_C)),
+                      float(max_C), pool, report, regression=True, p=p_params.svr.p)
+        if res is None or one.best_rate < res.best_rate:
+            one.path = (res.path if res else []) + one.path
+            res = one
         else:
-            if max_C is None:
-                max_C = MAX_C_SVR
-            max_p = float(np.max(np.abs(problem.y))) if n else 0.0
-            i = P_STEPS - 1
-            if start_p is not None and start_p > 0 and max_p > 0:
-                i = min(int(start_p / (max_p / P_STEPS)), i)
-            res = None
-            while i >= 0:
-                p_params = replace(params, svr=replace(params.svr, p=i * max_p / P_STEPS))
-                c0 = start if start is not None and start > 0 else start_C(problem, p_params)
-                one = _c_path(problem, folds_for(p_params), min(float(c0), float(max_C)),
-                              float(max_C), pool, report, regression=True,
-                              p=p_params.svr.p)
-                if res is None or one.best_rate < res.best_rate:
-                    one.path = (res.path if res else []) + one.path
-                    res = one
-                else:
-                    res.path += one.path
-                    if one.stopped.startswith("maximum"):
-                        res.stopped = one.stopped
-                i -= 1
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    res.elapsed = time.perf_counter() - t_start
+            res.path += one.path
+            if one.stopped.startswith("maximum"):
+                res.stopped = one.stopped
+        i -= 1
     return res
 
 
