@@ -21,9 +21,9 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "data"
-TINY = REPO / "data" / "heart_scale"
+from svmtool.bench.data import bundled
+
+TINY = Path(bundled("heart_scale"))
 
 
 def data_files(data_dir, only):
@@ -172,8 +172,7 @@ def bench_memory(files, tmp):
         for loader in loaders:
             out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, loader, str(path),
                                   str(big), str(TINY), str(tiny_cache)],
-                                 capture_output=True, text=True,
-                                 cwd=REPO)
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 res[loader] = None
                 print(out.stderr, file=sys.stderr)
@@ -212,7 +211,7 @@ def bench_jit():
         res = {}
         for label in ("empty cache", "warm cache"):
             out = subprocess.run([sys.executable, "-c", JIT_SCRIPT, str(TINY)], env=env,
-                                 capture_output=True, text=True, cwd=REPO)
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
                 return None
