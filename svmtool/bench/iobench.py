@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from svmtool.bench.data import bundled
+from svmtool.errors import require
 
 TINY = Path(bundled("heart_scale"))
 
@@ -53,7 +54,7 @@ def fmt_rate(x):
 
 
 def bench_reads(files, repeats, tmp):
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = require("sklearn.datasets", "the io benchmark").load_svmlight_file
 
     from svmtool.io.cache import load_cache, save_cache
     from svmtool.io.svmlight import load_svmlight
@@ -90,7 +91,7 @@ def bench_reads(files, repeats, tmp):
 
 
 def bench_writes(files, repeats, tmp):
-    from sklearn.datasets import dump_svmlight_file
+    dump_svmlight_file = require("sklearn.datasets", "the io benchmark").dump_svmlight_file
 
     from svmtool.io.svmlight import load_svmlight
     from svmtool.io.writer import dump_svmlight
@@ -120,7 +121,7 @@ def bench_writes(files, repeats, tmp):
 MEMORY_SCRIPT = textwrap.dedent("""
     import json, sys, tracemalloc
     loader, path, cache, tiny, tiny_cache = sys.argv[1:6]
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = require("sklearn.datasets", "the io benchmark").load_svmlight_file
     from svmtool.io.cache import load_cache
     from svmtool.io.svmlight import load_svmlight
     f = {
@@ -295,6 +296,7 @@ def jit_table(jit):
 
 def run(files, repeats=5, memory="largest", write=True, jit=True, base=None):
     """Run the I/O benchmark on ``files``; returns (data dict, markdown)."""
+    require("sklearn.datasets", "the io benchmark")      # before anything is measured
     files = [Path(f) for f in files]
     parts = [f"## Reading and writing\n\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
              f"median of {repeats} interleaved runs (warm-up excluded).  MB = megabytes of "

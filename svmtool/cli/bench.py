@@ -167,7 +167,10 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
     if bad:
         raise ParameterError(f"{', '.join(bad)}: only with --suite")
     from svmtool.bench.run import BenchConfig, finish, run_one
+    from svmtool.errors import MissingExtra, installed
 
+    if io_bench and not installed("sklearn"):
+        raise MissingExtra("sklearn", "--io")
     Cs = _floats(c_list, "-c")
     if not Cs or any(not (c > 0) for c in Cs):
         raise ParameterError(f"-c needs positive values (got {c_list!r})")
@@ -223,12 +226,17 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
 
     from svmtool.bench.suites import Where, merge_markdown, ordered, run_suite, select
     from svmtool.bench.suites.registry import SETS, holds_sets
+    from svmtool.errors import MissingExtra, installed
     from svmtool.errors import ParameterError
 
     try:
         suites = select(names)
     except KeyError as e:
         raise ParameterError(e.args[0])
+    for suite in suites:             # before any suite runs: nothing half-written
+        for module in suite.needs:
+            if not installed(module):
+                raise MissingExtra(module, f"bench --suite {suite.name}")
     if data_dir is not None and not os.path.isdir(data_dir):
         raise ParameterError(f"--data-dir: no folder {data_dir}")
     if data_dir is not None and not quick and not holds_sets(data_dir):

@@ -149,6 +149,7 @@ class Suite:
     cases: Callable                 # Where -> [Case]
     default: bool = False           # part of `make bench` (svmtool bench --suite default)
     replaces: str = ""              # the benchmarks/ script it replaced, if any
+    needs: tuple = ()               # optional dependencies it cannot run without (module names)
 
 
 SUITES = {}
