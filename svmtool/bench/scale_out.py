@@ -159,10 +159,7 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
     caches = build_caches(train, rows_list, folder, seed=seed, log=log)
     if c_rule not in ("fixed", "per-n"):
         raise ValueError(f"c_rule must be fixed or per-n (got {c_rule!r})")
-    env = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
-                                else "")
+    env = dict(os.environ)          # the children find svmtool as this process did
     base = [sys.executable, "-m", "svmtool", "train", "-s", solver, "-B", f"{bias:g}"]
     if c_rule == "fixed":
         base += ["-c", f"{C:g}"]
