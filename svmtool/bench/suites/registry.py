@@ -39,7 +39,7 @@ def _flat(folder, rel):
     directly in the folder (the layout of a checkout's data/); None when absent."""
     for p in (Path(folder) / rel, Path(folder) / Path(rel).name):
         if p.is_file():
-            return p
+            return p.absolute()     # commands may run in folders of their own
     return None
 
 
@@ -68,9 +68,9 @@ class Where:
         if self.quick:
             return None
         if self.data_dir:
-            d = Path(self.data_dir)
+            d = Path(self.data_dir).absolute()
             return d if holds_sets(d) else None
-        return SHARED if _flat(SHARED, SETS["a9a"][0]) is not None else None
+        return SHARED.absolute() if _flat(SHARED, SETS["a9a"][0]) is not None else None
 
     def _miss(self, name):
         if name not in self.missing:
@@ -91,9 +91,9 @@ class Where:
             return bundled(BUNDLED_SETS["heart"][0]), None
         if name in BUNDLED_SETS and not self.quick:
             tr, te = BUNDLED_SETS[name]
-            if (LOCAL / tr).is_file():
-                return str(LOCAL / tr), (str(LOCAL / te) if te and (LOCAL / te).is_file()
-                                         else None)
+            p, t = _flat(LOCAL, tr), (_flat(LOCAL, te) if te else None)
+            if p is not None:
+                return str(p), (str(t) if t is not None else None)
         self._miss(name)
         return None
 
