@@ -7,6 +7,7 @@ bundled data for ``--quick`` and for a clone without ../shared/data).  Suites re
 the family modules beside this one; ``svmtool bench --list-suites`` prints them.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -39,7 +40,7 @@ def _flat(folder, rel):
     directly in the folder (the layout of a checkout's data/); None when absent."""
     for p in (Path(folder) / rel, Path(folder) / Path(rel).name):
         if p.is_file():
-            return p.absolute()     # commands may run in folders of their own
+            return Path(os.path.abspath(p))     # commands may run in folders of their own
     return None
 
 
@@ -68,9 +69,9 @@ class Where:
         if self.quick:
             return None
         if self.data_dir:
-            d = Path(self.data_dir).absolute()
+            d = Path(os.path.abspath(self.data_dir))
             return d if holds_sets(d) else None
-        return SHARED.absolute() if _flat(SHARED, SETS["a9a"][0]) is not None else None
+        return Path(os.path.abspath(SHARED)) if _flat(SHARED, SETS["a9a"][0]) is not None else None
 
     def _miss(self, name):
         if name not in self.missing:
