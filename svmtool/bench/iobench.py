@@ -121,7 +121,7 @@ def bench_writes(files, repeats, tmp):
 MEMORY_SCRIPT = textwrap.dedent("""
     import json, sys, tracemalloc
     loader, path, cache, tiny, tiny_cache = sys.argv[1:6]
-    load_svmlight_file = require("sklearn.datasets", "the io benchmark").load_svmlight_file
+    from sklearn.datasets import load_svmlight_file
     from svmtool.io.cache import load_cache
     from svmtool.io.svmlight import load_svmlight
     f = {

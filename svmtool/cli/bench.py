@@ -226,8 +226,7 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
 
     from svmtool.bench.suites import Where, merge_markdown, ordered, run_suite, select
     from svmtool.bench.suites.registry import SETS, holds_sets
-    from svmtool.errors import MissingExtra, installed
-    from svmtool.errors import ParameterError
+    from svmtool.errors import MissingExtra, ParameterError, installed
 
     try:
         suites = select(names)
