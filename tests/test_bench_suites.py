@@ -294,3 +294,18 @@ def test_large_is_a_suite_option(capsys):
     w = Where(quick=True, large=True)
     from svmtool.bench.suites.runner import command_line
     assert command_line(SUITES["dcsvm-e2e"], w).endswith("--quick --large")
+
+
+def test_io_benchmark_from_any_folder(tmp_path, monkeypatch):
+    """The reading benchmark's children (peak memory of each reader) run from the current folder
+    and read the shipped heart_scale: every reader reports a figure."""
+    pytest.importorskip("sklearn", reason="the io benchmark compares with scikit-learn's reader")
+    from svmtool.bench import iobench
+
+    monkeypatch.chdir(tmp_path)
+    data, md = iobench.run([str(HEART)], repeats=1, memory="all", write=False, jit=False)
+    (row,) = data["memory"]
+    assert set(row["mib"]) == {"svmtool 1 thread", "svmtool 2 threads", "sklearn", "cache read",
+                               "cache mmap+touch"}
+    assert all(v is not None for v in row["mib"].values()), row
+    assert "### Peak memory" in md
