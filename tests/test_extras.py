@@ -58,6 +58,8 @@ CASES = [
      "--dask needs "),
     (DASK, ["train", "-s", "dcsvm", "--dask", "tcp://127.0.0.1:1", HEART, "m.model"],
      "--dask needs "),
+    (DASK, ["predict", "--dask", "tcp://127.0.0.1:1", HEART, "m.model", "p.out"],
+     "--dask needs "),
     (DASK, ["grid", "--dask", "tcp://127.0.0.1:1", "-png", "null", HEART], "--dask needs "),
     (PLOT, ["grid", "-png", "grid.png", HEART], "-png needs "),
 ]
