@@ -67,6 +67,51 @@ class CacheFormatError(InputError):
         super().__init__(f"{path}: {reason}")
 
 
+# Optional dependencies: the module svmtool imports -> (the name a user knows it by, the extra of
+# pyproject.toml's [project.optional-dependencies] that installs it).
+EXTRAS = {"sklearn": ("scikit-learn", "sklearn"), "dask": ("dask", "dask"),
+          "distributed": ("dask.distributed", "dask"), "matplotlib": ("matplotlib", "plot")}
+
+
+class MissingExtra(InputError, ImportError):
+    """An optional dependency that is not installed (exit status 2).  The message names the extra
+    that installs it; an ImportError too, so that an ``import`` of a module that needs it fails
+    as imports do."""
+
+    def __init__(self, module, what="this", alternative=""):
+        top = module.partition(".")[0]
+        name, extra = EXTRAS.get(top, (top, None))
+        how = f"pip install 'svmtool[{extra}]'" if extra else f"pip install {top}"
+        super().__init__(f"{what} needs {name}: {how}{alternative}")
+        self.name = top
+        self.extra = extra
+
+
+def installed(module):
+    """Whether ``module`` (a top-level package) can be imported, without importing it."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module.partition(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require(module, what="this"):
+    """``module`` imported (dotted names too), or :class:`MissingExtra` when its package is not
+    installed; ``what`` names what needs it in the message (an option, a suite, a module).  An
+    ImportError from inside an installed package is not turned into this one."""
+    import importlib
+
+    top = module.partition(".")[0]
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if e.name is not None and e.name.partition(".")[0] != top:
+            raise
+        raise MissingExtra(module, what) from None
+
+
 class OutputError(SvmtoolError):
     """An output that cannot be written or completed (exit status 1); the message names it."""
 

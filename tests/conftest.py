@@ -65,6 +65,40 @@ def shared_file(*parts):
     return p
 
 
+# the packages some tests compare against (the `test` extra of pyproject.toml): a test that needs
+# one that is not installed is skipped, saying which
+OPTIONAL = {"sklearn": "scikit-learn (pip install 'svmtool[sklearn]')",
+            "liblinear": "liblinear-official (pip install 'svmtool[test]')",
+            "libsvm": "libsvm-official (pip install 'svmtool[test]')",
+            "distributed": "dask.distributed (pip install 'svmtool[dask]')",
+            "dask": "dask (pip install 'svmtool[dask]')",
+            "matplotlib": "matplotlib (pip install 'svmtool[plot]')"}
+
+
+def need(module):
+    """``module`` imported, or skip the test naming the package that is not installed."""
+    top = module.partition(".")[0]
+    return pytest.importorskip(module, reason=f"needs {OPTIONAL.get(top, top)}: not installed")
+
+
+class lazy:
+    """A module imported when first used, through :func:`need`: a module-level name of a test
+    file whose other tests run without the package."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        if name.startswith("_"):       # what pytest's collection asks of every module global
+            raise AttributeError(name)
+        return getattr(need(self._module), name)
+
+
+def load_svmlight_file(*args, **kw):
+    """scikit-learn's reader, the reference of many tests (skipped without scikit-learn)."""
+    return need("sklearn.datasets").load_svmlight_file(*args, **kw)
+
+
 def program(name, what=None):
     """The path of the C program NAME on PATH, or skip the test saying which program is missing
     (``make test`` installs the anchors: tools/install-anchors.sh)."""

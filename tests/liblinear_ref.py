@@ -8,11 +8,12 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
-from conftest import DATA
+from conftest import DATA, need
 
 
 def liblinear_train(data, options, out):
     """LIBLINEAR's model file for ``data`` (a fresh process: rand() as after srand(1))."""
+    need("liblinear.liblinearutil")
     code = ("import sys; from liblinear.liblinearutil import svm_read_problem, train, save_model;"
             "y, x = svm_read_problem(sys.argv[1]); m = train(y, x, sys.argv[2]);"
             "save_model(sys.argv[3], m)")
@@ -23,6 +24,7 @@ def liblinear_train(data, options, out):
 
 def liblinear_predict(data, model):
     """LIBLINEAR's predictions (labels or values) of ``model`` on ``data``, in a subprocess."""
+    need("liblinear.liblinearutil")
     code = ("import sys, json; from liblinear.liblinearutil import *;"
             "y, x = svm_read_problem(sys.argv[1]); m = load_model(sys.argv[2]);"
             "l, a, v = predict(y, x, m, '-q'); print(json.dumps([l, v]))")
@@ -48,7 +50,7 @@ def read_model(path):
 
 
 def load_xy(path, bias=-1.0):
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = need("sklearn.datasets").load_svmlight_file
 
     X, y = load_svmlight_file(str(path))
     X = sp.csr_matrix(X)

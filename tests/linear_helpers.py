@@ -4,12 +4,13 @@ registered solver's fit directly, and the L1-loss primal objective computed with
 import numpy as np
 import scipy.sparse as sp
 
+from conftest import need
 from svmtool.params import TrainParams
 from svmtool.solvers import get_spec
 
 
 def load(path, rows=None):
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = need("sklearn.datasets").load_svmlight_file
 
     X, y = load_svmlight_file(str(path))
     X = sp.csr_matrix(X)

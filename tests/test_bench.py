@@ -194,3 +194,20 @@ def test_timed_call_carries_cpu_seconds_and_a_command_its_own():
                               "while time.process_time() - t < 0.1: pass"])
     assert rc == 0 and dt.cpu >= 0.09       # the child's CPU, from the kernel's accounting
     assert cpu_of([dt, s])[1] == s.cpu
+
+
+def test_startup_medians_of_counts_and_of_kernel_names():
+    """A command run without the kernel extension names the kernels numba loaded (a list);
+    with it the extension's block counts them: the medians of both (the end-to-end rows of an
+    installed wheel failed on the lists)."""
+    from svmtool.bench.anchors.programs import median_startup
+
+    blocks = [{"cache_loads": {"wall": 0.2, "cpu": 0.1, "count": 3, "kernels": ["a", "b"]},
+               "aot": {"wall": 0.0, "cpu": 0.0, "kernels": 4}},
+              {"cache_loads": {"wall": 0.4, "cpu": 0.3, "count": 5, "kernels": ["b", "c"]},
+               "aot": {"wall": 0.0, "cpu": 0.0, "kernels": 6}}]
+    got = median_startup(blocks)
+    loads = got["cache_loads"]
+    assert (loads["wall"], loads["cpu"]) == (pytest.approx(0.3), pytest.approx(0.2))
+    assert (loads["count"], loads["kernels"]) == (4, ["a", "b", "c"])
+    assert got["aot"]["kernels"] == 5

@@ -9,11 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from svmtool.bench import report
+from svmtool.bench.data import bundled
 from svmtool.bench.suites import SUITES, Where, select
 from svmtool.cli import cli, run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 HEART = DATA / "heart_scale"
+SHIPPED = Path(bundled("heart_scale"))      # the copy inside the package (package data)
 DEFAULT = {"linear", "c-sweep", "kernel", "end-to-end", "io"}
 
 
@@ -45,6 +47,11 @@ def test_every_old_benchmark_script_has_a_suite():
         assert f"benchmarks/{script}.py" in replaced, script
 
 
+def test_the_shipped_heart_scale_is_the_checkouts():
+    assert SHIPPED.parent.parent == Path(__file__).resolve().parents[1] / "svmtool" / "bench"
+    assert SHIPPED.read_bytes() == HEART.read_bytes()
+
+
 @pytest.mark.parametrize("name", sorted(SUITES))
 def test_every_suite_builds_cases_on_the_bundled_data(name):
     cases = SUITES[name].cases(Where(quick=True))
@@ -52,9 +59,44 @@ def test_every_suite_builds_cases_on_the_bundled_data(name):
     for c in cases:
         assert [c.config is not None, bool(c.io), c.table is not None].count(True) == 1, c
         if c.config is not None:
-            assert Path(c.config.train).resolve() == HEART.resolve()
+            assert Path(c.config.train).resolve() == SHIPPED.resolve()
+        if c.io:
+            assert {Path(f).resolve() for f in c.io} == {SHIPPED.resolve()}
         if c.table is not None:
-            assert {Path(f).resolve() for f in c.files} == {HEART.resolve()}
+            assert {Path(f).resolve() for f in c.files} == {SHIPPED.resolve()}
+
+
+def test_data_folders_in_either_layout_and_what_is_missing(tmp_path, monkeypatch):
+    """--data-dir holds each set in a folder of its own (a9a/a9a) or side by side (a checkout's
+    data/); the sets a suite asks for that are not there are named in one line."""
+    from svmtool.bench.suites.runner import missing_note
+
+    flat, nested = tmp_path / "flat", tmp_path / "nested"
+    flat.mkdir()
+    (nested / "a9a").mkdir(parents=True)
+    for folder in (flat, nested / "a9a"):
+        shutil.copy(HEART, folder / "a9a")
+        shutil.copy(HEART, folder / "a9a.t")
+    for folder in (flat, nested):
+        w = Where(data_dir=folder)
+        assert w.shared == folder
+        tr, te = w.files("a9a")
+        assert Path(te).name == "a9a.t" and Path(tr).parent == Path(te).parent
+        assert w.files("heart") == (str(SHIPPED), None)     # not in the folder: the shipped one
+        w.missing.clear()
+        assert [n for n, *_ in w.sets(["a9a", "w8a", "ijcnn1"])] == ["a9a"]
+        note = missing_note(SUITES["linear"], w)
+        assert note == f"linear: not in {folder}: w8a, ijcnn1 (left out)"
+    # no data folder at all (an installed svmtool run from an empty folder): heart_scale, said so
+    monkeypatch.chdir(tmp_path)
+    w = Where()
+    assert w.shared is None
+    assert [(n, tr) for n, tr, *_ in w.sets(["a9a"])] == [("heart", str(SHIPPED))]
+    note = missing_note(SUITES["linear"], w)
+    assert note.startswith("linear: a9a not found") and "--data-dir" in note
+    assert missing_note(SUITES["linear"], Where(quick=True)) is None
+    assert run(["bench", "--suite", "dcd", "--data-dir", str(tmp_path / "no-such")]) == 2
+    assert run(["bench", "--suite", "dcd", "--data-dir", str(tmp_path)]) == 2
 
 
 @pytest.mark.parametrize("args", [["--suite", "kernel", "-c", "1"],
@@ -252,3 +294,18 @@ def test_large_is_a_suite_option(capsys):
     w = Where(quick=True, large=True)
     from svmtool.bench.suites.runner import command_line
     assert command_line(SUITES["dcsvm-e2e"], w).endswith("--quick --large")
+
+
+def test_io_benchmark_from_any_folder(tmp_path, monkeypatch):
+    """The reading benchmark's children (peak memory of each reader) run from the current folder
+    and read the shipped heart_scale: every reader reports a figure."""
+    pytest.importorskip("sklearn", reason="the io benchmark compares with scikit-learn's reader")
+    from svmtool.bench import iobench
+
+    monkeypatch.chdir(tmp_path)
+    data, md = iobench.run([str(HEART)], repeats=1, memory="all", write=False, jit=False)
+    (row,) = data["memory"]
+    assert set(row["mib"]) == {"svmtool 1 thread", "svmtool 2 threads", "sklearn", "cache read",
+                               "cache mmap+touch"}
+    assert all(v is not None for v in row["mib"].values()), row
+    assert "### Peak memory" in md

@@ -6,9 +6,8 @@ import os
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from sklearn.datasets import load_svmlight_file
 
-from conftest import DATA, run_cli, shared_file
+from conftest import DATA, load_svmlight_file, run_cli, shared_file
 from svmtool.cli import run
 from svmtool.errors import DataFormatError
 from svmtool.io.cache import is_cache

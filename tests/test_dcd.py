@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 import scipy.sparse as sp
 
-from conftest import DATA, SHARED, shared_file
+from conftest import DATA, SHARED, need, shared_file
 from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_axpy, row_dot, row_sq_norms
 from svmtool.params import DcdParams, TrainParams
 from svmtool.solvers import get_spec
@@ -39,7 +39,7 @@ A9A = DATA / "a9a"
 
 @functools.lru_cache(maxsize=None)
 def load(path):
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = need("sklearn.datasets").load_svmlight_file
 
     X, y = load_svmlight_file(str(path))
     X = sp.csr_matrix(X)
@@ -261,7 +261,7 @@ def sklearn_l1_reference(X, y, C, B):
     300-iteration cap, run to tol 1e-8; an intercept with scaling 1 is LIBLINEAR's -B 1."""
     import warnings
 
-    from sklearn.svm import LinearSVC
+    LinearSVC = need("sklearn.svm").LinearSVC
 
     X32 = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)),
                         shape=X.shape)

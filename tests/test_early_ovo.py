@@ -17,7 +17,7 @@ from svmtool.ops.rows import take_rows
 from svmtool.ops.centres import nearest_centre, nearest_centres
 from svmtool.solvers.dcsvm.kmeans import Clustering, two_step
 
-from tests.conftest import run_cli, shared_file, write_svmlight
+from tests.conftest import need, run_cli, shared_file, write_svmlight
 from tests.test_kernel_cd import dense_qp, objective
 from tests.test_kernels import numpy_kernel
 
@@ -278,7 +278,7 @@ def test_broken_shared_early_models(tmp_path, cut, message):
 
 @pytest.mark.shared
 def test_letter_early_model_against_libsvm():
-    from libsvm import svmutil
+    svmutil = need("libsvm.svmutil")
 
     from svmtool.io.svmlight import load_data
 

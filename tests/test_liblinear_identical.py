@@ -10,10 +10,11 @@ import sys
 
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, need, run_cli
 
 
 def liblinear_model(data, options, out):
+    need("liblinear.liblinearutil")
     code = ("import sys; from liblinear.liblinearutil import svm_read_problem, train, save_model;"
             "y, x = svm_read_problem(sys.argv[1]); m = train(y, x, sys.argv[2]);"
             "save_model(sys.argv[3], m)")

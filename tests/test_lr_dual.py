@@ -6,7 +6,7 @@ round trip with probabilities (-b 1)."""
 import numpy as np
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, need, run_cli
 from liblinear_ref import liblinear_predict, liblinear_train, load_xy, objective, read_model
 
 HEART = DATA / "heart_scale"
@@ -70,6 +70,7 @@ def test_round_trip_with_probabilities(tmp_path):
     import subprocess
     import sys
 
+    need("liblinear.liblinearutil")
     code = ("import sys, json; from liblinear.liblinearutil import *;"
             "y, x = svm_read_problem(sys.argv[1]); m = load_model(sys.argv[2]);"
             "l, a, v = predict(y, x, m, '-b 1 -q'); print(json.dumps([l, v]))")

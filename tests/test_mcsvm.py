@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import shared_file
+from conftest import need, shared_file
 
 from svmtool.params import CuttingPlaneParams
 
@@ -120,7 +120,7 @@ def test_cs_model_file_read_by_liblinear(tmp_path):
 
 @pytest.mark.shared
 def test_cs_letter_subset_shared():
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = need("sklearn.datasets").load_svmlight_file
 
     X, y = load_svmlight_file(str(shared_file("letter", "letter.scale")))
     X, y = sp.csr_matrix(X[:1500]), y[:1500]

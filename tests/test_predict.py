@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn import metrics as skm
 
 from svmtool.models.linear import LinearModel, _decision_values_numpy
 from svmtool.ops.predict import decision_values
+from conftest import lazy
 from svmtool.problem import Problem
 
 ll = pytest.importorskip("liblinear.liblinearutil")
+skm = lazy("sklearn.metrics")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

@@ -9,9 +9,8 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from sklearn.datasets import load_svmlight_file
 
-from conftest import DATA, TESTDATA, shared_file
+from conftest import DATA, TESTDATA, load_svmlight_file, shared_file
 from svmtool.errors import DataFormatError
 from svmtool.io import svmlight as _reader
 from svmtool.io.svmlight import iter_svmlight_chunks

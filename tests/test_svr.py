@@ -12,7 +12,7 @@ LIBLINEAR (liblinear-official in a subprocess).
 import numpy as np
 import pytest
 
-from conftest import run_cli, shared_file
+from conftest import need, run_cli, shared_file
 from liblinear_ref import (liblinear_predict, liblinear_train, load_xy, objective, read_model,
                            regression_file)
 
@@ -126,6 +126,7 @@ def _liblinear_find(data, options):
     import subprocess
     import sys
 
+    need("liblinear.liblinearutil")
     code = ("import sys, json; from liblinear.liblinearutil import svm_read_problem, train;"
             "y, x = svm_read_problem(sys.argv[1]); print(json.dumps(train(y, x, sys.argv[2])))")
     r = subprocess.run([sys.executable, "-c", code, str(data), options + " -q"], check=True,

@@ -6,9 +6,8 @@ import io
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from sklearn.datasets import load_svmlight_file
 
-from conftest import DATA
+from conftest import DATA, load_svmlight_file
 from svmtool.io.svmlight import load_svmlight
 from svmtool.io.writer import dump_svmlight, format_floats, format_svmlight
 from svmtool.problem import Problem

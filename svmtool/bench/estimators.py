@@ -62,8 +62,10 @@ def _med(times):
 def fit_table(sets, repeat=3, log=None):
     """Markdown of the fit comparison.  ``sets``: [(label, train, test, kind, options)], kind
     "linear" (options: ``tols``) or "rbf" (options: ``C``, ``gamma``, ``rows``)."""
-    import sklearn
-    import sklearn.svm
+    from svmtool.errors import require
+
+    sklearn = require("sklearn", "the sklearn suite")
+    require("sklearn.svm", "the sklearn suite")
 
     import svmtool
     import svmtool.sklearn as S

@@ -166,9 +166,9 @@ def anchors_table(rows, repeat=3, log=None):
 
 
 def _have(module):
-    import importlib.util
+    from svmtool.errors import installed
 
-    return importlib.util.find_spec(module) is not None
+    return installed(module)
 
 
 def _liblinear_best(text):

@@ -21,9 +21,10 @@ import textwrap
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "data"
-TINY = REPO / "data" / "heart_scale"
+from svmtool.bench.data import bundled
+from svmtool.errors import require
+
+TINY = Path(bundled("heart_scale"))
 
 
 def data_files(data_dir, only):
@@ -53,7 +54,7 @@ def fmt_rate(x):
 
 
 def bench_reads(files, repeats, tmp):
-    from sklearn.datasets import load_svmlight_file
+    load_svmlight_file = require("sklearn.datasets", "the io benchmark").load_svmlight_file
 
     from svmtool.io.cache import load_cache, save_cache
     from svmtool.io.svmlight import load_svmlight
@@ -90,7 +91,7 @@ def bench_reads(files, repeats, tmp):
 
 
 def bench_writes(files, repeats, tmp):
-    from sklearn.datasets import dump_svmlight_file
+    dump_svmlight_file = require("sklearn.datasets", "the io benchmark").dump_svmlight_file
 
     from svmtool.io.svmlight import load_svmlight
     from svmtool.io.writer import dump_svmlight
@@ -172,8 +173,7 @@ def bench_memory(files, tmp):
         for loader in loaders:
             out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, loader, str(path),
                                   str(big), str(TINY), str(tiny_cache)],
-                                 capture_output=True, text=True,
-                                 cwd=REPO)
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 res[loader] = None
                 print(out.stderr, file=sys.stderr)
@@ -212,7 +212,7 @@ def bench_jit():
         res = {}
         for label in ("empty cache", "warm cache"):
             out = subprocess.run([sys.executable, "-c", JIT_SCRIPT, str(TINY)], env=env,
-                                 capture_output=True, text=True, cwd=REPO)
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 print(out.stderr, file=sys.stderr)
                 return None
@@ -296,6 +296,7 @@ def jit_table(jit):
 
 def run(files, repeats=5, memory="largest", write=True, jit=True, base=None):
     """Run the I/O benchmark on ``files``; returns (data dict, markdown)."""
+    require("sklearn.datasets", "the io benchmark")      # before anything is measured
     files = [Path(f) for f in files]
     parts = [f"## Reading and writing\n\n{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
              f"median of {repeats} interleaved runs (warm-up excluded).  MB = megabytes of "

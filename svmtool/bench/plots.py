@@ -10,16 +10,15 @@ HINT = "plots skipped: matplotlib is not installed (pip install 'svmtool[plot]')
 
 
 def available():
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from svmtool.errors import installed
+
+    return installed("matplotlib")
 
 
 def _plt():
-    import matplotlib
+    from svmtool.errors import require
 
+    matplotlib = require("matplotlib", "the bench's plots")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

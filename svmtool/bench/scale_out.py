@@ -182,11 +182,8 @@ def run(train, rows_list, solver, folder, modes=MODES, C=1.0, eps=None, bias=-1.
 
 
 def _train_command(train, solver, C, eps, bias, threads, c_rule):
-    """(argv, environment) of ``svmtool train`` on this checkout, without mode and files."""
-    env = dict(os.environ)
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
-                                else "")
+    """(argv, environment) of ``svmtool train``, without mode and files."""
+    env = dict(os.environ)          # the children find svmtool as this process did
     base = [sys.executable, "-m", "svmtool", "train", "-s", solver, "-B", f"{bias:g}"]
     if c_rule == "fixed":
         base += ["-c", f"{C:g}"]

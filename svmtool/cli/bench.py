@@ -41,10 +41,13 @@ SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
                    "'default' (what make bench runs) or 'all'; see --list-suites.")
 @click.option("--list-suites", is_flag=True, help="List the suites and exit.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=None,
-              help="Suites: the folder of the shared data sets (default ../shared/data beside "
-                   "the repository; without it the bundled data/).")
+              help="Suites: the folder of the data sets (each in a folder of its own, as "
+                   "a9a/a9a, or side by side; default ../shared/data of the current folder "
+                   "when there, else data/a9a of the current folder and the bundled "
+                   "heart_scale).")
 @click.option("--quick", is_flag=True,
-              help="Suites: the bundled heart_scale only (a smoke run of any suite).")
+              help="Suites: the bundled heart_scale only (a smoke run of any suite; alone: "
+                   "of the default set).")
 @click.option("--large", is_flag=True,
               help="Suites: their larger cases instead (dcsvm-e2e: ijcnn1's training and "
                    "test rows shuffled, 120,000 to train), data sets built in --out.")
@@ -145,6 +148,8 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
         from svmtool.bench.anchors.programs import set_anchor_bin
 
         set_anchor_bin(anchor_bin)
+    if suite_names is None and train_file is None and quick:
+        suite_names = "default"          # `svmtool bench --quick`: the default set's smoke run
     if suite_names is not None:
         if train_file is not None:
             raise ParameterError("give TRAIN or --suite, not both")
@@ -162,7 +167,10 @@ def command(ctx, train_file, suite_names, list_suites, data_dir, quick, markdown
     if bad:
         raise ParameterError(f"{', '.join(bad)}: only with --suite")
     from svmtool.bench.run import BenchConfig, finish, run_one
+    from svmtool.errors import MissingExtra, installed
 
+    if io_bench and not installed("sklearn"):
+        raise MissingExtra("sklearn", "--io")
     Cs = _floats(c_list, "-c")
     if not Cs or any(not (c > 0) for c in Cs):
         raise ParameterError(f"-c needs positive values (got {c_list!r})")
@@ -217,14 +225,22 @@ def _run_suites(ctx, names, data_dir, quick, markdown, repeat, against, threads,
     import os
 
     from svmtool.bench.suites import Where, merge_markdown, ordered, run_suite, select
-    from svmtool.errors import ParameterError
+    from svmtool.bench.suites.registry import SETS, holds_sets
+    from svmtool.errors import MissingExtra, ParameterError, installed
 
     try:
         suites = select(names)
     except KeyError as e:
         raise ParameterError(e.args[0])
+    for suite in suites:             # before any suite runs: nothing half-written
+        for module in suite.needs:
+            if not installed(module):
+                raise MissingExtra(module, f"bench --suite {suite.name}")
     if data_dir is not None and not os.path.isdir(data_dir):
         raise ParameterError(f"--data-dir: no folder {data_dir}")
+    if data_dir is not None and not quick and not holds_sets(data_dir):
+        raise ParameterError(f"--data-dir: {data_dir} holds none of the data sets "
+                             f"({', '.join(tr for tr, _ in SETS.values())})")
     where = Where(data_dir=data_dir, quick=quick, large=large,
                   work=os.path.join(out_dir, "data"))
     log = (lambda m: info(ctx, m, quiet))

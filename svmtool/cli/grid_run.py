@@ -85,15 +85,18 @@ def prepare(ctx, a, quiet):
         raise ParameterError(f"-log2g: -s {spec.name} is linear, it has no gamma (-log2g null "
                              f"is implied)")
     if a.png_given and a.png and not have_matplotlib():
-        raise ParameterError("-png needs matplotlib, an optional dependency: pip install "
-                             "'svmtool[plot]' (or -png null)")
+        from svmtool.errors import MissingExtra
+
+        raise MissingExtra("matplotlib", "-png", " (or -png null)")
     if a.halving and kind == "linear":
         raise ParameterError("--halving is for kernel grids; a linear solver's C path shares "
                              "its work already")
     if a.dask:
+        from svmtool.errors import require
         from svmtool.params import check_dask_address, refuse
 
         refuse(check_dask_address(a.dask))
+        require("distributed", "--dask")
     note_ignored(a, quiet)
     own0 = _startup.span_start()
     prob = load_data(a.data, zero_based=int(params.kernel.kernel_type) == 4)

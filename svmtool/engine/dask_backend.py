@@ -28,7 +28,7 @@ import threading
 import numpy as np
 
 from svmtool.engine.blocks import BlockOracle
-from svmtool.errors import ParameterError, SvmtoolError
+from svmtool.errors import SvmtoolError, require
 
 
 class ClusterError(SvmtoolError):
@@ -36,11 +36,7 @@ class ClusterError(SvmtoolError):
 
 
 def require_dask():
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        raise ParameterError("--dask needs dask.distributed, an optional dependency: "
-                             "pip install 'svmtool[dask]'") from None
+    require("distributed", "--dask")
 
 
 class Shard:

@@ -10,9 +10,9 @@ import math
 
 
 def have_matplotlib():
-    import importlib.util
+    from svmtool.errors import installed
 
-    return importlib.util.find_spec("matplotlib") is not None
+    return installed("matplotlib")
 
 
 def drawable(cells):
@@ -42,8 +42,9 @@ def figure(cells, best, title, c_range, g_range, axis="g", lower_is_better=False
     best accuracy)."""
     if not drawable(cells):
         return None
-    import matplotlib
+    from svmtool.errors import require
 
+    matplotlib = require("matplotlib", "the contour plot")
     matplotlib.use("Agg")
     import numpy as np
     from matplotlib.figure import Figure

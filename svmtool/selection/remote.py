@@ -79,9 +79,10 @@ def run_on_cluster(address, recipe, units, value_of, collector, deadline=None):
     import uuid
     from dataclasses import replace
 
-    from distributed import as_completed
-
     from svmtool.engine.dask_backend import Session
+    from svmtool.errors import require
+
+    as_completed = require("distributed", "--dask").as_completed
 
     kind, problem, params, spec_name, folds, opts = recipe
     shipped = (kind, replace(params, deadline=None), spec_name, folds,

@@ -12,11 +12,17 @@ Importing this package imports scikit-learn; nothing else in svmtool does (but b
 anchors).  docs/python.md shows the uses.
 """
 
-from svmtool.sklearn._checks import expected_failed_checks
-from svmtool.sklearn._io import load
-from svmtool.sklearn._kernel import DCSVC, NuSVC, NuSVR, OneClassSVM, SVC, SVR
-from svmtool.sklearn._linear import LinearOneClassSVM, LinearSVC, LinearSVR, LogisticRegression
-from svmtool.sklearn._ranking import RankSVM
+from svmtool.errors import require
+
+# without scikit-learn: one ImportError that names the extra, before any module below imports it
+require("sklearn", "svmtool.sklearn")
+
+from svmtool.sklearn._checks import expected_failed_checks  # noqa: E402
+from svmtool.sklearn._io import load  # noqa: E402
+from svmtool.sklearn._kernel import DCSVC, NuSVC, NuSVR, OneClassSVM, SVC, SVR  # noqa: E402
+from svmtool.sklearn._linear import (LinearOneClassSVM, LinearSVC, LinearSVR,  # noqa: E402
+                                     LogisticRegression)
+from svmtool.sklearn._ranking import RankSVM  # noqa: E402
 
 ESTIMATORS = (LinearSVC, LogisticRegression, LinearSVR, LinearOneClassSVM, SVC, NuSVC, SVR,
               NuSVR, OneClassSVM, DCSVC, RankSVM)

@@ -17,7 +17,6 @@ objective.  ``cap`` is the knob the trace replays turn: ``"max_iter"`` (outer it
 ``"eps"``.
 """
 
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -49,7 +48,9 @@ _KW_LOSS = {"l1": "hinge", "l2": "squared_hinge", "lr": "logistic", "hinge": "hi
 
 
 def have(package):
-    return importlib.util.find_spec(package) is not None
+    from svmtool.errors import installed
+
+    return installed(package)
 
 
 def spec_group(spec):

@@ -288,8 +288,13 @@ def median_startup(blocks):
         entry = {k: statistics.median(float(h[k]) for h in have)
                  for k in ("wall", "cpu") if all(k in h for h in have)}
         for key in ("count", "kernels"):
-            if all(key in h for h in have):
-                entry[key] = int(statistics.median(h[key] for h in have))
+            if not all(key in h for h in have):
+                continue
+            values = [h[key] for h in have]
+            if all(isinstance(v, list) for v in values):     # names (numba's loads, compiles)
+                entry[key] = sorted({name for v in values for name in v})
+            else:                                           # a count (the extension's)
+                entry[key] = int(statistics.median(values))
         out[part] = entry
     return out
 

@@ -68,4 +68,5 @@ register(Suite(
     "and scikit-learn's 1e-4, SVC (RBF, scikit-learn's defaults C 1, gamma 'scale') on the "
     "first 10,000 rows of ijcnn1; then `LinearSVC(memory_budget=...).fit(cache)` in a process "
     "of its own on a cache of a million rows (copies of a9a), in memory and out of core.",
-    _cases))
+    _cases,
+    needs=("sklearn",)))

@@ -31,7 +31,8 @@ register(Suite(
     "read) and scikit-learn's `load_svmlight_file`, and of the writers; MB/s of the text file, "
     "medians of interleaved runs after a warm-up call.",
     _cases,
-    default=True))
+    default=True,
+    needs=("sklearn",)))
 
 register(Suite(
     "io-all",
@@ -39,4 +40,5 @@ register(Suite(
     "The io suite over every data file of the shared folder, with each reader's peak memory in "
     "a subprocess of its own for the largest file and the JIT cost of a first read.",
     _all_cases,
-    replaces="benchmarks/read_bench.py"))
+    replaces="benchmarks/read_bench.py",
+    needs=("sklearn",)))

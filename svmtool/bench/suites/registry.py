@@ -7,15 +7,19 @@ bundled data for ``--quick`` and for a clone without ../shared/data).  Suites re
 the family modules beside this one; ``svmtool bench --list-suites`` prints them.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-REPO = Path(__file__).resolve().parents[3]
-BUNDLED = REPO / "data"
-SHARED = REPO.parent / "shared" / "data"
+from svmtool.bench.data import bundled
 
-# data sets by name: (train, test) under the shared folder; the bundled copies where there are
+# the default data folders, relative to the current folder (a checkout's root, as `make bench`
+# runs): the shared sets beside it, and the flat data/ that holds a9a
+SHARED = Path("..") / "shared" / "data"
+LOCAL = Path("data")
+
+# data sets by name: (train, test) under a shared folder (a folder of its own per set)
 SETS = {
     "a9a": ("a9a/a9a", "a9a/a9a.t"),
     "w8a": ("w8a/w8a", "w8a/w8a.t"),
@@ -26,50 +30,92 @@ SETS = {
     "heart": ("heart/heart_scale", None),
     "letor": ("letor_ohsumed/Fold1_trainingset.txt", None),
 }
+# the sets of a bench without a shared folder: heart_scale is package data (pyproject.toml's
+# [tool.setuptools.package-data]), a9a is read from the current folder's data/ when it is there
 BUNDLED_SETS = {"a9a": ("a9a", "a9a.t"), "heart": ("heart_scale", None)}
+
+
+def _flat(folder, rel):
+    """``rel`` (a shared layout path such as a9a/a9a.t) in ``folder``, in its own subfolder or
+    directly in the folder (the layout of a checkout's data/); None when absent."""
+    for p in (Path(folder) / rel, Path(folder) / Path(rel).name):
+        if p.is_file():
+            return Path(os.path.abspath(p))     # commands may run in folders of their own
+    return None
+
+
+def holds_sets(folder):
+    """The names of SETS whose training file is in ``folder`` (either layout)."""
+    return [n for n, (tr, _) in SETS.items() if _flat(folder, tr) is not None]
 
 
 @dataclass
 class Where:
-    """Where a suite finds its data: ``data_dir`` (the shared sets) or, with ``quick``, only the
-    bundled ``data/`` (heart_scale, a9a); ``large`` asks for the larger cases of the suites
-    that have them, ``work`` is the folder for data sets built from the shared ones."""
+    """Where a suite finds its data: ``data_dir`` (the shared sets; default ../shared/data of the
+    current folder, when it holds a9a) or, with ``quick`` or without such a folder, the bundled
+    sets (the packaged heart_scale; a9a from data/ of the current folder, when there);
+    ``large`` asks for the larger cases of the suites that have them, ``work`` is the folder for
+    data sets built from the shared ones.  ``missing`` collects the sets a suite asked for that
+    are not here (the runner says so in one line)."""
 
     data_dir: Optional[Path] = None
     quick: bool = False
     large: bool = False             # --large: the suites' larger cases (built data sets)
     work: Optional[Path] = None     # where built data sets go (svmtool.bench.suites.derived)
+    missing: list = field(default_factory=list)
 
     @property
     def shared(self):
-        d = Path(self.data_dir) if self.data_dir else SHARED
-        return None if self.quick or not (d / "a9a" / "a9a").exists() else d
+        if self.quick:
+            return None
+        if self.data_dir:
+            d = Path(os.path.abspath(self.data_dir))
+            return d if holds_sets(d) else None
+        return Path(os.path.abspath(SHARED)) if _flat(SHARED, SETS["a9a"][0]) is not None else None
+
+    def _miss(self, name):
+        if name not in self.missing:
+            self.missing.append(name)
 
     def files(self, name):
         """(train, test or None) of data set ``name``, or None when it is not here."""
         if self.shared is not None and name in SETS:
             tr, te = SETS[name]
-            if (self.shared / tr).exists():
-                return str(self.shared / tr), (str(self.shared / te) if te else None)
-            return None
-        if name in BUNDLED_SETS:
+            p = _flat(self.shared, tr)
+            if p is not None:
+                t = _flat(self.shared, te) if te else None
+                return str(p), (str(t) if t is not None else None)
+            if name != "heart":
+                self._miss(name)
+                return None
+        if name == "heart":
+            return bundled(BUNDLED_SETS["heart"][0]), None
+        if name in BUNDLED_SETS and not self.quick:
             tr, te = BUNDLED_SETS[name]
-            return str(BUNDLED / tr), (str(BUNDLED / te) if te else None)
+            p, t = _flat(LOCAL, tr), (_flat(LOCAL, te) if te else None)
+            if p is not None:
+                return str(p), (str(t) if t is not None else None)
+        self._miss(name)
         return None
 
     def describe(self):
         if self.quick:
-            return "data/heart_scale (bundled; --quick)"
-        return "../shared/data" if self.shared is not None else "data/ (bundled)"
+            return "heart_scale (bundled; --quick)"
+        if self.shared is not None:
+            return str(self.data_dir) if self.data_dir else "../shared/data"
+        return "data/ (bundled)" if (LOCAL / "a9a").is_file() else "heart_scale (bundled)"
 
     def sets(self, names, fallback=("a9a",)):
         """[(name, train, test, options)] of the named sets that are here.  --quick: the bundled
-        heart_scale alone; without the shared folder: the bundled sets among ``fallback``.  A set
-        without a test file holds rows out (``split``) so that accuracy is measured."""
+        heart_scale alone; without the shared folder: the bundled sets among ``fallback`` that
+        are here, else heart_scale.  A set without a test file holds rows out (``split``) so
+        that accuracy is measured."""
         if self.quick:
             picked = ["heart"]
         elif self.shared is None:
-            picked = [n for n in fallback if n in BUNDLED_SETS] or ["heart"]
+            picked = [n for n in fallback if n in BUNDLED_SETS]
+            if not [n for n in picked if self.files(n) is not None]:
+                picked = ["heart"]
         else:
             picked = list(names)
         out = []
@@ -104,6 +150,7 @@ class Suite:
     cases: Callable                 # Where -> [Case]
     default: bool = False           # part of `make bench` (svmtool bench --suite default)
     replaces: str = ""              # the benchmarks/ script it replaced, if any
+    needs: tuple = ()               # optional dependencies it cannot run without (module names)
 
 
 SUITES = {}

@@ -31,6 +31,17 @@ def command_line(suite, where, repeat=None, against=None, threads=None, given_da
     return " ".join(words)
 
 
+def missing_note(suite, where):
+    """One line naming the data sets ``suite`` asked for that were not found (None if none)."""
+    if where.quick or not where.missing:
+        return None
+    sets = ", ".join(where.missing)
+    if where.shared is not None:
+        return f"{suite.name}: not in {where.describe()}: {sets} (left out)"
+    return (f"{suite.name}: {sets} not found (no ../shared/data or data/a9a in the current "
+            f"folder; --data-dir DIR names a data folder): it runs on the bundled heart_scale")
+
+
 def _tag(title):
     return "bench_" + "".join(c if c.isalnum() else "_" for c in title)
 
@@ -44,7 +55,11 @@ def run_suite(suite, where, out_dir, repeat=None, against=None, threads=None, lo
     t0 = time.time()
     load0 = _load()
     parts = []
+    where.missing.clear()
     cases = suite.cases(where)
+    note = missing_note(suite, where)
+    if note and log:
+        log(note)
     for case in cases:
         if log:
             log(f"== {suite.name}: {case.title}")
