@@ -44,7 +44,7 @@ check() {   # check NAME VENV: the README's commands and the quick benchmarks in
   cp -r "$ROOT/data" "$here/data"
   cd "$here"
   export PATH="$venv/bin:$PATH"
-  echo "== $name: $("$venv/bin/python" -c 'import sys, numpy, scipy, numba, click, tqdm, svmtool._aot as a; print(sys.version.split()[0], "numpy", numpy.__version__, "scipy", scipy.__version__, "numba", numba.__version__, "click", click.__version__, "tqdm", tqdm.__version__, "| kernel extension:", a.state())')"
+  echo "== $name: $("$venv/bin/python" -c 'import sys; from importlib.metadata import version; import svmtool._aot as a; print("Python", sys.version.split()[0], *(f"{n} {version(n)}" for n in ("numpy", "scipy", "numba", "click", "tqdm")), "| kernel extension:", a.state())')"
   while IFS= read -r command; do
     echo "   \$ $command"
     /bin/sh -c "$command" > "$here/out.txt" 2>&1 || { cat "$here/out.txt"; echo "== $name: FAILED: $command"; exit 1; }
@@ -62,7 +62,9 @@ check() {   # check NAME VENV: the README's commands and the quick benchmarks in
 fresh() {   # fresh VENV PYTHON PIP-ARGS...: a new venv with the given packages
   local venv=$1 py=$2; shift 2
   "$py" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@" 2>&1 \
+    | grep -v "^WARNING: Location .* is ignored" || true
+  test -x "$venv/bin/svmtool"
 }
 
 fresh "$WORK/latest" "$PYTHON" "$WHEEL"
