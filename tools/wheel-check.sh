@@ -6,7 +6,7 @@
 #   latest  PYTHON, the newest dependencies pip resolves
 #   floor   PYTHON, every dependency at the lowest version pyproject.toml declares
 #   oldest  the lowest Python pyproject.toml declares (when this machine has it), every dependency
-#           at its floor, from a wheel built for that Python without the extension (the JIT path)
+#           at its floor, from a wheel built for that Python without the extension: the JIT path
 # In each: the README's main commands and Python example, pasted as written in a folder holding
 # a copy of data/, then `svmtool bench --quick` and `--list-suites`; the state of the kernel
 # extension is printed. Any failure stops with a non-zero exit.
@@ -74,8 +74,14 @@ check latest "$WORK/latest"
 fresh "$WORK/floor" "$PYTHON" "$WHEEL" $FLOORS
 check floor "$WORK/floor"
 
-OLD=$(command -v "python$LOWEST" || true)
-if [ -n "$OLD" ] && [ "$("$OLD" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = "$LOWEST" ]; then
+OLD=""     # a working python$LOWEST: on PATH, or one pyenv keeps (its shim may not select it)
+for candidate in "python$LOWEST" "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/"$LOWEST".*/bin/"python$LOWEST"; do
+  if [ "$("$candidate" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$LOWEST" ]; then
+    OLD=$candidate
+    break
+  fi
+done
+if [ -n "$OLD" ]; then
   mkdir -p "$WORK/dist-old"
   SVMTOOL_BUILD_KERNELS=0 "$OLD" -m pip wheel -q --no-deps -w "$WORK/dist-old" "$ROOT"
   # shellcheck disable=SC2086
