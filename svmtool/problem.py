@@ -9,7 +9,10 @@ Arrays (the contract the jitted kernels rely on):
 * ``data``    float64;
 * ``y``       float64 labels, length ``n_rows``;
 * ``qid``     int64 query ids or ``None``;
-* ``comments`` list of str (the text after ``#`` on each row) or ``None``.
+* ``comments`` list of str (the text after ``#`` on each row) or ``None``;
+* ``weights`` float64 instance weights, length ``n_rows`` (SVMlight's ``cost:`` tokens, a
+  ``-W`` weight file): row ``i``'s C is multiplied by ``weights[i]``; ``None`` means every row
+  weighs 1, and a solver's registry entry says whether it takes them (``instance_weights``).
 
 ``label_note`` is set by the text readers: ``(line, label text)`` of the first row whose label is
 not a class label (not an integer that a C int holds), or ``None``.  Regression and ranking take
@@ -35,6 +38,7 @@ class Problem:
     n_features: int
     qid: Optional[np.ndarray] = None
     comments: Optional[list] = None
+    weights: Optional[np.ndarray] = field(default=None, compare=False)
     source: str = field(default="<memory>", compare=False)
     label_note: Optional[tuple] = field(default=None, compare=False, repr=False)
 
@@ -99,6 +103,7 @@ class Problem:
             self.n_features,
             qid=None if self.qid is None else self.qid[rows],
             comments=None if self.comments is None else [self.comments[i] for i in rows],
+            weights=None if self.weights is None else self.weights[rows],
             source=self.source,
         )
 
