@@ -84,21 +84,11 @@ class Problem:
     def take_rows(self, rows):
         """A new Problem holding the given rows (in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
-        starts = self.indptr[rows]
-        ends = self.indptr[rows + 1]
-        lengths = ends - starts
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        if len(rows):
-            # positions of every kept nonzero, without a Python loop
-            offsets = np.repeat(starts - indptr[:-1], lengths)
-            pos = np.arange(indptr[-1], dtype=np.int64) + offsets
-        else:
-            pos = np.zeros(0, dtype=np.int64)
+        indptr, indices, data = take_csr_rows(self.indptr, self.indices, self.data, rows)
         return Problem(
             indptr,
-            self.indices[pos],
-            self.data[pos],
+            indices,
+            data,
             self.y[rows],
             self.n_features,
             qid=None if self.qid is None else self.qid[rows],
@@ -106,6 +96,33 @@ class Problem:
             weights=None if self.weights is None else self.weights[rows],
             source=self.source,
         )
+
+
+def take_csr_rows(indptr, indices, data, rows):
+    """(indptr, indices, data) of the given rows (int64 positions, in that order) of CSR
+    arrays."""
+    rows = np.asarray(rows, dtype=np.int64)
+    starts = indptr[rows]
+    ends = indptr[rows + 1]
+    lengths = ends - starts
+    out = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    if len(rows):
+        # positions of every kept nonzero, without a Python loop
+        offsets = np.repeat(starts - out[:-1], lengths)
+        pos = np.arange(out[-1], dtype=np.int64) + offsets
+    else:
+        pos = np.zeros(0, dtype=np.int64)
+    return out, indices[pos], data[pos]
+
+
+def refuse_weights(problem, what):
+    """ParameterError when ``problem`` has instance weights and ``what`` (a solver, a search,
+    a path of the data) would train on it as if every row weighed 1."""
+    if getattr(problem, "weights", None) is not None:
+        from svmtool.errors import ParameterError
+
+        raise ParameterError(f"{what} does not take instance weights yet (cost: tokens or -W)")
 
 
 def with_bias(problem, bias):
