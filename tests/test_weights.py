@@ -103,12 +103,15 @@ def test_weighted_loops_python_and_jit_bit_identical(loss):
     weights = random_weights(prob.n_rows, seed=3)
     y = np.where(prob.y > 0, 1.0, -1.0)
     out = []
-    for engine in ("python", "jit"):
-        params = TrainParams(eps=1e-4, max_iter=2000, dcd=DcdParams(engine=engine))
+    # the Python loop, the jitted loop, and the Python loop handing over to the jitted one
+    for dp in (DcdParams(engine="python"), DcdParams(engine="jit"),
+               DcdParams(engine="auto", python_budget=3000)):
+        params = TrainParams(eps=1e-4, max_iter=2000, dcd=dp)
         out.append(dcd.fit(prob.indptr, prob.indices, prob.data, y, prob.n_features, 1.5, 0.7,
                            params, loss=loss, weights=weights))
-    assert np.array_equal(out[0].w, out[1].w) and np.array_equal(out[0].alpha, out[1].alpha)
-    assert out[0].iterations == out[1].iterations > 3
+    for other in out[1:]:
+        assert np.array_equal(out[0].w, other.w) and np.array_equal(out[0].alpha, other.alpha)
+        assert out[0].iterations == other.iterations > 3
     # the per-row bounds are honoured: alpha_i <= C_class * W_i for the L1 loss
     if loss == "l1":
         assert np.all(out[0].alpha <= np.where(y > 0, 1.5, 0.7) * weights)
