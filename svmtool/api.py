@@ -59,6 +59,7 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     check_labels(problem, spec)
     if not spec.instance_weights:
         refuse_weights(problem, f"solver {spec.name}")
+    _check_weights(problem)
     init_model = _init_model(init_model, spec)
     if params.dask is not None and spec.dask == "tasks":
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
@@ -68,6 +69,19 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     if spec.driver:
         return _train_driver(problem, params, spec, callback, init_model, mode)
     return _OneVsRest(problem, params, spec, init_model, mode).train(callback)
+
+
+def _check_weights(problem):
+    """ParameterError unless the instance weights (if any) are one finite number >= 0 a row
+    (the readers check theirs; this is for a Problem built in memory)."""
+    w = problem.weights
+    if w is None:
+        return
+    w = np.asarray(w)
+    if w.ndim != 1 or w.shape[0] != problem.n_rows:
+        raise ParameterError(f"{w.size} instance weights for {problem.n_rows} rows")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ParameterError("instance weights must be finite numbers >= 0")
 
 
 def _normalise(params, kwargs):

@@ -117,6 +117,18 @@ def test_weighted_loops_python_and_jit_bit_identical(loss):
         assert np.all(out[0].alpha <= np.where(y > 0, 1.5, 0.7) * weights)
 
 
+@pytest.mark.parametrize("weights, message", [
+    (np.ones(3), "3 instance weights for 270 rows"),
+    (np.r_[np.ones(269), -1.0], "instance weights must be finite numbers >= 0"),
+    (np.r_[np.nan, np.ones(269)], "instance weights must be finite numbers >= 0"),
+])
+def test_api_checks_weights_built_in_memory(weights, message):
+    prob = heart()
+    prob.weights = weights
+    with pytest.raises(ParameterError, match=message):
+        api.train(prob, solver="dcd-l1")
+
+
 def test_every_other_solver_refuses_weights():
     prob = heart()
     prob.weights = random_weights(prob.n_rows)
