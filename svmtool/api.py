@@ -25,7 +25,7 @@ from svmtool.errors import ParameterError
 from svmtool.params import (TrainParams, check_cross_validation, check_for_solver,
                             for_one_run, make_params, refuse)
 from svmtool.labels import check_class_labels, class_labels, class_weights, signs_of
-from svmtool.problem import Problem, with_bias
+from svmtool.problem import Problem, refuse_weights, with_bias
 
 
 # --- training -----------------------------------------------------------------------------------
@@ -57,13 +57,31 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
     check_labels(problem, spec)
+    if not spec.instance_weights:
+        refuse_weights(problem, f"solver {spec.name}")
+    _check_weights(problem)
     init_model = _init_model(init_model, spec)
     if params.dask is not None and spec.dask == "tasks":
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
     mode = _streaming_mode(problem, params, spec)
+    if mode:
+        refuse_weights(problem, "out-of-core and dask training")
     if spec.driver:
         return _train_driver(problem, params, spec, callback, init_model, mode)
     return _OneVsRest(problem, params, spec, init_model, mode).train(callback)
+
+
+def _check_weights(problem):
+    """ParameterError unless the instance weights (if any) are one finite number >= 0 a row
+    (the readers check theirs; this is for a Problem built in memory)."""
+    w = problem.weights
+    if w is None:
+        return
+    w = np.asarray(w)
+    if w.ndim != 1 or w.shape[0] != problem.n_rows:
+        raise ParameterError(f"{w.size} instance weights for {problem.n_rows} rows")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ParameterError("instance weights must be finite numbers >= 0")
 
 
 def _normalise(params, kwargs):
@@ -212,12 +230,15 @@ class _OneVsRest:
                 p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
             init_w = None          # measured: the dual solvers gain nothing from a model's w
 
+        weights = self.problem.weights
+        more = {} if weights is None else {"weights": weights}
+
         def solve(s, p, w0):
             return self.bind(s)(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=w0,
-                                callback=cb)
+                                callback=cb, **more)
 
         t, c = time.perf_counter(), time.thread_time()
-        res = train_one(spec, solve, p, init_w)
+        res = train_one(spec, solve, p, init_w, weighted=weights is not None)
         self.clock[col] = (t - self.t0, time.perf_counter() - t, time.thread_time() - c)
         return res
 

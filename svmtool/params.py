@@ -320,6 +320,11 @@ OPTIONS = (
            "its support vectors; svmperf: the same with the version line SVMperf's "
            "svm_perf_classify reads (V6.20).", name="model_format", type=str,
            choices=("liblinear", "svmlight", "svmperf", "libsvm")),
+    Option(("-W",), "Instance weights: a file of one weight a line (>= 0), row i's C becomes "
+           "C * W_i (LIBLINEAR-weights' -W; SVMlight's cost: tokens in TRAIN do the same).  "
+           "A solver that does not take them yet refuses them.", name="weight_file",
+           type="file",
+           metavar="FILE"),
     Option(("--init-model",), "Warm start from this model (e.g. yesterday's): same classes, "
            "any order; new features start at 0.  Every solver family (see docs/cron.md).",
            name="init_model", type="file", metavar="FILE"),

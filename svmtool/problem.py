@@ -9,7 +9,10 @@ Arrays (the contract the jitted kernels rely on):
 * ``data``    float64;
 * ``y``       float64 labels, length ``n_rows``;
 * ``qid``     int64 query ids or ``None``;
-* ``comments`` list of str (the text after ``#`` on each row) or ``None``.
+* ``comments`` list of str (the text after ``#`` on each row) or ``None``;
+* ``weights`` float64 instance weights, length ``n_rows`` (SVMlight's ``cost:`` tokens, a
+  ``-W`` weight file): row ``i``'s C is multiplied by ``weights[i]``; ``None`` means every row
+  weighs 1, and a solver's registry entry says whether it takes them (``instance_weights``).
 
 ``label_note`` is set by the text readers: ``(line, label text)`` of the first row whose label is
 not a class label (not an integer that a C int holds), or ``None``.  Regression and ranking take
@@ -35,6 +38,7 @@ class Problem:
     n_features: int
     qid: Optional[np.ndarray] = None
     comments: Optional[list] = None
+    weights: Optional[np.ndarray] = field(default=None, compare=False)
     source: str = field(default="<memory>", compare=False)
     label_note: Optional[tuple] = field(default=None, compare=False, repr=False)
 
@@ -80,27 +84,45 @@ class Problem:
     def take_rows(self, rows):
         """A new Problem holding the given rows (in that order)."""
         rows = np.asarray(rows, dtype=np.int64)
-        starts = self.indptr[rows]
-        ends = self.indptr[rows + 1]
-        lengths = ends - starts
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        if len(rows):
-            # positions of every kept nonzero, without a Python loop
-            offsets = np.repeat(starts - indptr[:-1], lengths)
-            pos = np.arange(indptr[-1], dtype=np.int64) + offsets
-        else:
-            pos = np.zeros(0, dtype=np.int64)
+        indptr, indices, data = take_csr_rows(self.indptr, self.indices, self.data, rows)
         return Problem(
             indptr,
-            self.indices[pos],
-            self.data[pos],
+            indices,
+            data,
             self.y[rows],
             self.n_features,
             qid=None if self.qid is None else self.qid[rows],
             comments=None if self.comments is None else [self.comments[i] for i in rows],
+            weights=None if self.weights is None else self.weights[rows],
             source=self.source,
         )
+
+
+def take_csr_rows(indptr, indices, data, rows):
+    """(indptr, indices, data) of the given rows (int64 positions, in that order) of CSR
+    arrays."""
+    rows = np.asarray(rows, dtype=np.int64)
+    starts = indptr[rows]
+    ends = indptr[rows + 1]
+    lengths = ends - starts
+    out = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    if len(rows):
+        # positions of every kept nonzero, without a Python loop
+        offsets = np.repeat(starts - out[:-1], lengths)
+        pos = np.arange(out[-1], dtype=np.int64) + offsets
+    else:
+        pos = np.zeros(0, dtype=np.int64)
+    return out, indices[pos], data[pos]
+
+
+def refuse_weights(problem, what):
+    """ParameterError when ``problem`` has instance weights and ``what`` (a solver, a search,
+    a path of the data) would train on it as if every row weighed 1."""
+    if getattr(problem, "weights", None) is not None:
+        from svmtool.errors import ParameterError
+
+        raise ParameterError(f"{what} does not take instance weights yet (cost: tokens or -W)")
 
 
 def with_bias(problem, bias):

@@ -675,8 +675,9 @@ def test_both_loops_leave_the_same_state_records(loss, budget):
     options = (False, True, 1e-3, 1000)
     a, b = state(), state()
     ha, hb = np.empty((1000, 3)), np.empty((1000, 3))
+    no_rows = np.empty(0, dtype=np.float64)
     done_jit = _dcd_iterations(indptr.view(np.uint64), *a, *options, np.uint64(budget), ha,
-                               False)
+                               no_rows, no_rows, False)
     done_py, _work = _dcd_py.dcd_iterations(indptr, *b, *options, budget, hb)
     assert done_jit == done_py >= 1
     for x, z in zip(a[4:7] + a[9:], b[4:7] + b[9:]):

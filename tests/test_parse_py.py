@@ -25,13 +25,13 @@ from svmtool.io.svmlight import load_svmlight
 _TMPDIR = tempfile.mkdtemp(prefix="svmtool-test-parse-py-")
 
 
-def _arrays(indptr, indices, data, y, qid, comments, max_col, note):
-    """A comparable, bit-exact summary: dtypes and raw bytes of every array, and the note of the
-    first label that is not a class label."""
+def _arrays(indptr, indices, data, y, qid, comments, max_col, note, weights):
+    """A comparable, bit-exact summary: dtypes and raw bytes of every array (the cost: weights
+    included), and the note of the first label that is not a class label."""
     def arr(a):
         return None if a is None else (a.dtype.str, a.shape, a.tobytes())
     return ("ok", arr(indptr), arr(indices), arr(data), arr(y), arr(qid), comments, int(max_col),
-            note)
+            note, arr(weights))
 
 
 def reference(raw, zero_based, comments, name="input.svm"):
@@ -46,7 +46,7 @@ def reference(raw, zero_based, comments, name="input.svm"):
     finally:
         os.unlink(path)
     return _arrays(p.indptr, p.indices, p.data, p.y, p.qid, p.comments, p.n_features - 1,
-                   p.label_note)
+                   p.label_note, p.weights)
 
 
 def ours(raw, zero_based, comments, name="input.svm"):
@@ -65,7 +65,7 @@ def assert_same(raw, zero_based=False, comments=False):
         if ref[0] != got[0] or ref[0] == "error":
             raise AssertionError(f"input {raw[:2000]!r}\n jitted: {ref[:3]}\n python: {got[:3]}")
         names = ["status", "indptr", "indices", "data", "y", "qid", "comments", "max_col",
-                 "label_note"]
+                 "label_note", "weights"]
         for n, a, b in zip(names, ref, got):
             assert a == b, f"input {raw[:2000]!r}: {n} differs\n jitted: {a}\n python: {b}"
     # the exact (line by line) path must agree too, on inputs the whole-input fast path takes
@@ -435,7 +435,7 @@ def test_grammar_constants_match_the_jitted_parser():
     from svmtool.io import _parse
 
     names = [n for n in dir(_grammar) if n == "OK" or n.startswith("ERR_")]
-    assert len(names) == 14
+    assert len(names) == 17
     for n in names:
         assert getattr(_parse, n) == getattr(_grammar, n), n
     assert _parse.MESSAGES == _grammar.MESSAGES

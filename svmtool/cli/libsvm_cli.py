@@ -100,14 +100,14 @@ def train_defaults():
     s = {key: typ(option(path).default) for key, path, typ in TRAIN_OPTIONS.values()
          if path and option(path).default is not None}
     s.update(svm_type=0, gamma=0.0, eps=default_eps("c_svc"), weights=[], quiet=False,
-             folds=None)
+             folds=None, weight_file=None)
     return s
 
 
 def parse_train_args(args):
     """LIBSVM svm-train's argument vector -> (settings dict, data file, model file)."""
     s = train_defaults()
-    opts, rest = _scan(args, "svm-train", tuple(TRAIN_OPTIONS) + ("-v",),
+    opts, rest = _scan(args, "svm-train", tuple(TRAIN_OPTIONS) + ("-v", "-W"),
                        flags=("-q",), prefixed=("-w",), has="has no such option")
     for opt, val in opts:
         if opt == "-q":
@@ -115,6 +115,8 @@ def parse_train_args(args):
         elif opt in TRAIN_OPTIONS:
             key, _, typ = TRAIN_OPTIONS[opt]
             s[key] = _int(opt, val) if typ is int else _number(opt, val)
+        elif opt == "-W":                               # LIBSVM-weights' weight file
+            s["weight_file"] = val
         elif opt == "-v":
             n = _int(opt, val)
             if n < 2:
@@ -187,9 +189,14 @@ def run_train(ctx, args):
     from svmtool.solvers.kernel.libsvm_train import cross_validation
 
     params = train_params(s)
-    prob = load_data(data, zero_based=s["kernel_type"] == 4)
+    from svmtool.io.weights import attach_weights
+    from svmtool.problem import refuse_weights
+
+    prob = attach_weights(load_data(data, zero_based=s["kernel_type"] == 4), s["weight_file"])
     spec = get_spec(params.solver)
     api.check_labels(prob, spec)
+    if not spec.instance_weights:
+        refuse_weights(prob, f"solver {spec.name}")
     say = (lambda line: None) if quiet else click.echo
     if s["folds"] is not None:
         lines = []
@@ -376,7 +383,9 @@ TRAIN_HELP = """\b
 -c cost ({C:g})     -n nu ({nu:g})                 -p epsilon of the SVR loss ({p:g})
 -m cache size in MB ({cache:g})   -e tolerance ({eps:g})   -h shrinking 0|1 ({shrinking})
 -b probability estimates 0|1 ({probability})   -wi weight (C of class i: weight * C)
--v n: n-fold cross validation   -q: quiet"""
+-v n: n-fold cross validation   -q: quiet
+-W weight_file: instance weights, one a line (LIBSVM-weights; no svm-train solver takes
+them yet: refused)"""
 
 OPTION_HELP = {
     "svm-train": TRAIN_HELP,

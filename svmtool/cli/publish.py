@@ -29,6 +29,7 @@ class TrainJob:
     quiet: bool = False
     started: float = 0.0                     # time.monotonic() when the command started
     init_model: Optional[str] = None
+    weight_file: Optional[str] = None        # -W: instance weights, one a line
     wait: Optional[float] = None
     report_file: Optional[str] = None
     log_file: Optional[str] = None
@@ -54,6 +55,14 @@ def read_training_data(ctx, job):
     t0, jit0, own0 = time.perf_counter(), jit_clock(), _startup.span_start()
     prob = load_data(job.train_file, zero_based=job.zero_based, threads=params.threads,
                      progress=show_progress(ctx, job.quiet), python_limit=limit)
+    if job.weight_file is not None:
+        from svmtool.io.weights import attach_weights
+
+        attach_weights(prob, job.weight_file)
+    if not spec.instance_weights:           # as api.train would, before the first line
+        from svmtool.problem import refuse_weights
+
+        refuse_weights(prob, f"solver {spec.name}")
     t_read = time.perf_counter() - t0
     _startup.add("parse", *_startup.own_since(own0))
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "

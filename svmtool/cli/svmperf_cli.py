@@ -228,6 +228,11 @@ def learn_command(ctx, argv):
         raise ParameterError(f"svm_perf_learn: {render(msg, _spelled)}")
     with locked(s["model"], 0.0):
         prob = load_data(s["train"], progress=show_progress(ctx))
+        spec = program_spec("svm_perf_learn")
+        if not spec.instance_weights:               # cost: tokens, before any line
+            from svmtool.problem import refuse_weights
+
+            refuse_weights(prob, f"solver {spec.name}")
         say("Reading training examples...done")       # whole lines: an error comes alone
         if prob.n_rows == 0:
             raise InputError(f"{s['train']}: no training examples")

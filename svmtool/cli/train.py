@@ -131,6 +131,7 @@ def command(ctx, train_file, model_file, zero_based, quiet, **opts):
     job = TrainJob(spec=spec, params=params, train_file=train_file, model_file=model_file,
                    model_format=model_format, zero_based=zero_based,
                    test_file=opts["test_file"], quiet=quiet, started=t_command,
+                   weight_file=opts["weight_file"],
                    **{k: v for k, v in retrain.items() if k != "time_limit"})
     if folds is None and not find_c:
         return train_and_publish(ctx, job)

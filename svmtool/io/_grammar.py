@@ -22,6 +22,9 @@ ERR_VALUE_NOT_FINITE = 10
 ERR_BAD_QID = 11
 ERR_INDEX_TOO_BIG = 12
 ERR_TOO_LONG = 13
+ERR_BAD_COST = 14
+ERR_COST_NOT_FINITE = 15
+ERR_COST_NEGATIVE = 16
 
 MESSAGES = {
     ERR_NO_LABEL: "line has no label (it starts with the feature {token!r})",
@@ -37,6 +40,9 @@ MESSAGES = {
     ERR_VALUE_NOT_FINITE: "feature value in {token!r} is not finite (NaN or Inf)",
     ERR_BAD_QID: "qid in {token!r} is not a 64-bit integer",
     ERR_TOO_LONG: "number in {token!r} is too long",
+    ERR_BAD_COST: "cost in {token!r} is not a number",
+    ERR_COST_NOT_FINITE: "cost in {token!r} is not finite (NaN or Inf)",
+    ERR_COST_NEGATIVE: "cost in {token!r} is negative (an instance weight is 0 or more)",
     ERR_INDEX_TOO_BIG: ("feature index in {token!r} is beyond what a model can hold "
                         "(at most 2147483647 features, LIBLINEAR's int)"),
 }

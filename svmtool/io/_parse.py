@@ -8,7 +8,7 @@ arrays, release the GIL and run in parallel threads on different pieces.
 Grammar of one line (whitespace is space, tab or CR)::
 
     line    := ws* ( '#' comment | label ( ws+ item )* ws* ( '#' comment )? )? '\\n'
-    item    := index ':' number | 'qid' ':' integer | ('sid' | 'cost') ':' token
+    item    := index ':' number | 'qid' ':' integer | 'cost' ':' number | 'sid' ':' token
     label   := number
 
 Blank lines and lines holding only a comment are skipped (they are not examples).
@@ -17,6 +17,9 @@ Numbers are converted exactly (correctly rounded, bit-identical to Python's ``fl
 strings with at most 19 significant digits whose mantissa fits in 53 bits and whose decimal
 exponent is within +-22 take Clinger's fast path (one exact IEEE multiplication or division);
 everything else goes through the C library's ``strtod``.
+
+``cost:<number>`` is SVMlight's weight of the example (its C is multiplied by it): a finite
+number, 0 or more; rows without one weigh 1.  ``sid:`` tokens are skipped.
 
 Limits: a feature index must fit in LIBLINEAR's int (column at most ``MAX_COLUMN``, checked as
 the index is read, so an absurd index never reaches an allocation); ``qid`` is any int64.
@@ -34,6 +37,7 @@ from svmtool._jit import c_strtod, njit
 
 # status codes and messages: one definition shared with the pure-Python parser
 from svmtool.io._grammar import (  # noqa: E402,F401
+    ERR_BAD_COST, ERR_COST_NEGATIVE, ERR_COST_NOT_FINITE,
     ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
     ERR_INDEX_TOO_BIG, ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING,
     ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_CLASS_LABEL, MAX_COLUMN, MAX_TOKEN, MESSAGES,
@@ -173,14 +177,15 @@ def _parse_number(buf, i, end, tmp, p10):
 
 @njit
 def fill_piece(buf, start, end, zero_based, want_comments, max_col,
-               indptr, indices, data, y, qid, cstart, cend, row0, nnz0):
+               indptr, indices, data, y, qid, cost, cstart, cend, row0, nnz0):
     """Parse buf[start:end] (whole lines) into the arrays from row ``row0`` / non-zero ``nnz0``.
 
     Writes indptr[row0 + r + 1] (absolute positions), y[row0 + r], qid[row0 + r] (0 where absent),
-    indices/data from nnz0, and when ``want_comments`` the byte span of each row's comment.
-    ``max_col`` is the largest column accepted (``COLUMN_LIMIT``).
-    Returns (status, error_offset, rows, nnz, largest_column, has_qid, note_offset), the last
-    being the offset of the first label that is not a class label (-1 if none).
+    cost[row0 + r] (1.0 where absent), indices/data from nnz0, and when ``want_comments`` the
+    byte span of each row's comment.  ``max_col`` is the largest column accepted
+    (``COLUMN_LIMIT``).  Returns (status, error_offset, rows, nnz, largest_column, has_qid,
+    note_offset, has_cost), ``note_offset`` being the offset of the first label that is not a
+    class label (-1 if none).
     """
     tmp = np.empty(_MAX_TOKEN + 1, dtype=np.uint8)
     p10 = _P10
@@ -189,6 +194,7 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
     k = nnz0
     biggest = np.int64(-1)
     has_qid = False
+    has_cost = False
     note = -1
     while i < end:
         # start of a line: skip leading white space
@@ -212,20 +218,22 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
             st = 1
         if st != 0:
             if st == 2:
-                return ERR_LABEL_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid, note
+                return (ERR_LABEL_NOT_FINITE, tok, r - row0, k - nnz0, biggest,
+                        has_qid, note, has_cost)
             if st == 3:
-                return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid, note
+                return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
             # a feature where the label should be?
             q = tok
             while q < end and not _is_delim(buf[q]):
                 if buf[q] == 58:
-                    return ERR_NO_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return ERR_NO_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
                 q += 1
-            return ERR_BAD_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note
+            return ERR_BAD_LABEL, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
         y[r] = lab
         if note < 0 and not (lab == np.floor(lab) and _LABEL_LO <= lab <= _LABEL_HI):
             note = tok
         qid[r] = 0
+        cost[r] = 1.0
         if want_comments:
             cstart[r] = 0
             cend[r] = 0
@@ -264,31 +272,38 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
                         nd += 1
                     i += 1
                 if i >= end or buf[i] != 58:
-                    return ERR_BAD_INDEX, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return ERR_BAD_INDEX, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
                 if nd > 18:
-                    return ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return (ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest,
+                            has_qid, note, has_cost)
                 i += 1
                 if zero_based:
                     col = idx
                 else:
                     if idx == 0:
-                        return ERR_INDEX_ZERO, tok, r - row0, k - nnz0, biggest, has_qid, note
+                        return (ERR_INDEX_ZERO, tok, r - row0, k - nnz0, biggest,
+                                has_qid, note, has_cost)
                     col = idx - 1
                 if col <= prev:
                     if col == prev:
-                        return ERR_DUPLICATE, tok, r - row0, k - nnz0, biggest, has_qid, note
-                    return ERR_NOT_INCREASING, tok, r - row0, k - nnz0, biggest, has_qid, note
+                        return (ERR_DUPLICATE, tok, r - row0, k - nnz0, biggest,
+                                has_qid, note, has_cost)
+                    return (ERR_NOT_INCREASING, tok, r - row0, k - nnz0, biggest,
+                            has_qid, note, has_cost)
                 if col > max_col:
-                    return ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return (ERR_INDEX_TOO_BIG, tok, r - row0, k - nnz0, biggest,
+                            has_qid, note, has_cost)
                 val, i, st = _parse_number(buf, i, end, tmp, p10)
                 if st == 0 and i < end and not _is_delim(buf[i]):
                     st = 1
                 if st != 0:
                     if st == 2:
-                        return ERR_VALUE_NOT_FINITE, tok, r - row0, k - nnz0, biggest, has_qid, note
+                        return (ERR_VALUE_NOT_FINITE, tok, r - row0, k - nnz0, biggest,
+                                has_qid, note, has_cost)
                     if st == 3:
-                        return ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest, has_qid, note
-                    return ERR_BAD_VALUE, tok, r - row0, k - nnz0, biggest, has_qid, note
+                        return (ERR_TOO_LONG, tok, r - row0, k - nnz0, biggest,
+                                has_qid, note, has_cost)
+                    return ERR_BAD_VALUE, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
                 indices[k] = col
                 data[k] = val
                 k += 1
@@ -316,20 +331,36 @@ def fill_piece(buf, start, end, zero_based, want_comments, max_col,
                     nd += 1
                     i += 1
                 if nd == 0 or overflow or (i < end and not _is_delim(buf[i])):
-                    return ERR_BAD_QID, tok, r - row0, k - nnz0, biggest, has_qid, note
+                    return ERR_BAD_QID, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
                 qid[r] = qv if qneg else -qv
                 has_qid = True
-            elif ((c == 115 and i + 3 < end and buf[i + 1] == 105 and buf[i + 2] == 100
-                   and buf[i + 3] == 58)
-                  or (c == 99 and i + 4 < end and buf[i + 1] == 111 and buf[i + 2] == 115
-                      and buf[i + 3] == 116 and buf[i + 4] == 58)):  # sid: cost:
+            elif (c == 99 and i + 4 < end and buf[i + 1] == 111 and buf[i + 2] == 115
+                  and buf[i + 3] == 116 and buf[i + 4] == 58):  # cost:
+                cv, i, st = _parse_number(buf, i + 5, end, tmp, p10)
+                if st == 0 and i < end and not _is_delim(buf[i]):
+                    st = 1
+                bad = OK
+                if st == 2:
+                    bad = ERR_COST_NOT_FINITE
+                elif st == 3:
+                    bad = ERR_TOO_LONG
+                elif st != 0:
+                    bad = ERR_BAD_COST
+                elif cv < 0.0:
+                    bad = ERR_COST_NEGATIVE
+                if bad != OK:
+                    return bad, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
+                cost[r] = cv
+                has_cost = True
+            elif (c == 115 and i + 3 < end and buf[i + 1] == 105 and buf[i + 2] == 100
+                  and buf[i + 3] == 58):  # sid:
                 while i < end and not _is_delim(buf[i]):
                     i += 1
             else:
-                return ERR_BAD_TOKEN, tok, r - row0, k - nnz0, biggest, has_qid, note
+                return ERR_BAD_TOKEN, tok, r - row0, k - nnz0, biggest, has_qid, note, has_cost
         r += 1
         indptr[r] = k
-    return OK, -1, r - row0, k - nnz0, biggest, has_qid, note
+    return OK, -1, r - row0, k - nnz0, biggest, has_qid, note, has_cost
 
 
 @njit

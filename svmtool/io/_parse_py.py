@@ -38,7 +38,7 @@ import numpy as np
 
 from svmtool.errors import DataFormatError
 from svmtool.io._grammar import (BOM, BOM_REASON,
-    ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
+    ERR_BAD_COST, ERR_COST_NEGATIVE, ERR_COST_NOT_FINITE, ERR_BAD_INDEX, ERR_BAD_LABEL, ERR_BAD_QID, ERR_BAD_TOKEN, ERR_BAD_VALUE, ERR_DUPLICATE,
     ERR_INDEX_TOO_BIG, ERR_INDEX_ZERO, ERR_LABEL_NOT_FINITE, ERR_NO_LABEL, ERR_NOT_INCREASING,
     ERR_TOO_LONG, ERR_VALUE_NOT_FINITE, MAX_CLASS_LABEL, MAX_COLUMN, MAX_INDEX_DIGITS, MAX_TOKEN,
     MESSAGES, MIN_CLASS_LABEL, TOKEN_QUOTE_BYTES,
@@ -176,8 +176,9 @@ def _parse_line(s, zero_based):
     """Parse one line (without its newline) exactly as ``fill_piece`` does.
 
     Returns None for a line that is not an example (blank, or only a comment), else
-    ``(label, items, count, qid, comment)``: the label's bytes, the ``index:value`` tokens joined
-    by spaces, their number, the qid (int or None) and the comment's bytes (or None).  Raises
+    ``(label, items, count, qid, comment, cost)``: the label's bytes, the ``index:value`` tokens
+    joined by spaces, their number, the qid (int or None), the comment's bytes (or None) and the
+    value of its ``cost:`` token (or None).  Raises
     :class:`_LineError` with the status and the offset of the offending token.
     """
     end = len(s)
@@ -206,6 +207,7 @@ def _parse_line(s, zero_based):
     items = []
     qid = None
     comment = None
+    cost = None
     prev = -1
     while True:
         while i < end and s[i] in _WS:
@@ -260,12 +262,24 @@ def _parse_line(s, zero_based):
                 raise _LineError(ERR_BAD_QID, tok)
             qv = int(digits) if digits else 0
             qid = -qv if sign == b"-" else qv
-        elif s.startswith(b"sid:", i) or s.startswith(b"cost:", i):
+        elif s.startswith(b"cost:", i):
+            cost, i, st = _number(s, i + 5)
+            if st == 0 and i < end and s[i] not in _DELIM:
+                st = 1
+            if st == 2:
+                raise _LineError(ERR_COST_NOT_FINITE, tok)
+            if st == 3:
+                raise _LineError(ERR_TOO_LONG, tok)
+            if st != 0:
+                raise _LineError(ERR_BAD_COST, tok)
+            if cost < 0.0:
+                raise _LineError(ERR_COST_NEGATIVE, tok)
+        elif s.startswith(b"sid:", i):
             while i < end and s[i] not in _DELIM:
                 i += 1
         else:
             raise _LineError(ERR_BAD_TOKEN, tok)
-    return label, b" ".join(items), len(items), qid, comment
+    return label, b" ".join(items), len(items), qid, comment, cost
 
 
 def _quote(s, off):
@@ -360,9 +374,11 @@ def _first_bad_row(indptr, cols, data, y):
     return min(bad) if bad else None
 
 
-def _finish(name, indptr, cols, data, y, qids, comments, want_comments, line_of_row):
+def _finish(name, indptr, cols, data, y, qids, comments, want_comments, line_of_row,
+            costs=None):
     """The arrays of parse_bytes; ``line_of_row(r)`` gives (0-based line number, line bytes) of
-    row r (asked only for the first row whose label is not a class label)."""
+    row r (asked only for the first row whose label is not a class label); ``costs`` the rows'
+    ``cost:`` values (None where absent), or None when no row has one."""
     if len(y) == 0:
         raise DataFormatError(name, None, "empty input: no examples found")
     max_col = int(cols.max()) if len(cols) else -1
@@ -373,7 +389,10 @@ def _finish(name, indptr, cols, data, y, qids, comments, want_comments, line_of_
     comment_list = [_comment_text(c) for c in comments] if want_comments else None
     r = _first_non_class_label(y)
     note = None if r is None else _label_note(line_of_row(r))
-    return indptr, indices, data, y, qid, comment_list, max_col, note
+    weights = None
+    if costs is not None:
+        weights = np.array([1.0 if c is None else c for c in costs], dtype=np.float64)
+    return indptr, indices, data, y, qid, comment_list, max_col, note, weights
 
 
 def _parse_fast(raw, name, zero_based, want_comments):
@@ -425,7 +444,9 @@ def _parse_exact(raw, name, zero_based, want_comments):
     slow_rows = set()   # rows parsed by _parse_line (already fully checked)
     qids = []           # bytes / int / None per row
     comments = []       # bytes or None per row
+    costs = []          # the cost: value or None per row
     has_qid = False
+    has_cost = False
     pending = None      # (line number, _LineError) of the first line _parse_line rejected
 
     for n, s in enumerate(lines):
@@ -433,6 +454,7 @@ def _parse_exact(raw, name, zero_based, want_comments):
         if m is not None and (len(s) < MAX_TOKEN or long_run(s) is None):
             lab, q, f, c = m.groups()
             counts.append(f.count(b":"))
+            w = None
         else:
             try:
                 row = _parse_line(s, zero_based)
@@ -441,7 +463,7 @@ def _parse_exact(raw, name, zero_based, want_comments):
                 break
             if row is None:
                 continue
-            lab, f, cnt, q, c = row
+            lab, f, cnt, q, c, w = row
             slow_rows.add(len(labels))
             counts.append(cnt)
             if q is not None:
@@ -451,8 +473,11 @@ def _parse_exact(raw, name, zero_based, want_comments):
         row_line.append(n)
         qids.append(q)
         comments.append(c)
+        costs.append(w)
         if q is not None:
             has_qid = True
+        if w is not None:
+            has_cost = True
 
     indptr, cols, data, y = _csr(labels, items, counts, zero_based)
     # the errors the regular expression cannot see, found on the converted arrays
@@ -468,18 +493,20 @@ def _parse_exact(raw, name, zero_based, want_comments):
     if pending is not None:
         raise _data_format_error(name, lines, pending[0], pending[1]) from None
     return _finish(name, indptr, cols, data, y, qids if has_qid else None, comments,
-                   want_comments, lambda r: (row_line[r], lines[row_line[r]]))
+                   want_comments, lambda r: (row_line[r], lines[row_line[r]]),
+                   costs if has_cost else None)
 
 
 def parse_bytes(raw, name, zero_based, want_comments):
     """Parse svmlight text held in memory.
 
-    Returns ``(indptr, indices, data, y, qid, comments, max_col, label_note)``: CSR arrays
-    (indptr int64, indices int32, data float64), the labels (float64), the query ids (int64, 0
-    where absent) or None when no line has one, the comments (a list of str, "" for rows without
+    Returns ``(indptr, indices, data, y, qid, comments, max_col, label_note, weights)``: CSR
+    arrays (indptr int64, indices int32, data float64), the labels (float64), the query ids
+    (int64, 0 where absent) or None when no line has one, the comments (a list of str, "" for rows without
     one) or None unless ``want_comments``, the largest 0-based column (-1 when there is no
     feature at all; ``n_features`` is ``max_col + 1``) and (line, label) of the first label that
-    is not a class label, or None (``Problem.label_note``).  Raises
+    is not a class label, or None (``Problem.label_note``), and the rows' ``cost:`` weights
+    (float64, 1.0 where a row has none) or None when no row has one.  Raises
     DataFormatError(name, line, reason) exactly as the jitted reader does, and
     DataFormatError(name, None, "empty input: no examples found") when there is no example.
     """

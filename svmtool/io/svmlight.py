@@ -64,6 +64,7 @@ class _Parser:
             threads = min(os.cpu_count() or 1, 8)
         self.threads = max(1, int(threads))
         self._pool = None
+        self.has_cost = False       # some row read so far has a cost: token
 
     def pool(self):
         if self._pool is None and self.threads > 1:
@@ -98,6 +99,7 @@ class _Parser:
             "data": np.empty(nnz_ub, dtype=np.float64),
             "y": np.empty(rows_ub, dtype=np.float64),
             "qid": np.empty(rows_ub, dtype=np.int64),
+            "cost": np.empty(rows_ub, dtype=np.float64),
         }
         if self.comments:
             out["cstart"] = np.empty(rows_ub, dtype=np.int64)
@@ -126,7 +128,8 @@ class _Parser:
         def work(k):
             return p.fill_piece(buf, cuts[k], cuts[k + 1], self.zero_based, self.comments,
                                 max_col, out["indptr"], out["indices"], out["data"], out["y"],
-                                out["qid"], out["cstart"], out["cend"], row_offs[k], nnz_offs[k])
+                                out["qid"], out["cost"], out["cstart"], out["cend"], row_offs[k],
+                                nnz_offs[k])
 
         pool = self.pool() if n > 1 else None
         results = list(pool.map(work, range(n))) if pool is not None else [work(k) for k in range(n)]
@@ -143,11 +146,13 @@ class _Parser:
         rows_done, nnz_done = row_cur, nnz_cur
         maxcol, has_qid = -1, False
         for k, res in enumerate(results):
-            _, _, rows, nnz, biggest, hq, _ = res
+            _, _, rows, nnz, biggest, hq, _, hc = res
+            self.has_cost = self.has_cost or bool(hc)
             r0, z0 = row_offs[k], nnz_offs[k]
             if r0 != rows_done:
                 out["y"][rows_done:rows_done + rows] = out["y"][r0:r0 + rows]
                 out["qid"][rows_done:rows_done + rows] = out["qid"][r0:r0 + rows]
+                out["cost"][rows_done:rows_done + rows] = out["cost"][r0:r0 + rows]
                 if self.comments:
                     out["cstart"][rows_done:rows_done + rows] = out["cstart"][r0:r0 + rows]
                     out["cend"][rows_done:rows_done + rows] = out["cend"][r0:r0 + rows]
@@ -197,10 +202,11 @@ def _load_small(inp, zero_based, n_features, comments):
     """A small plain file, parsed without numba (identical results, see _parse_py)."""
     from svmtool.io._parse_py import parse_bytes
 
-    indptr, indices, data, y, qid, cm, maxcol, note = parse_bytes(
+    indptr, indices, data, y, qid, cm, maxcol, note, weights = parse_bytes(
         bytes(inp.buf), inp.name, bool(zero_based), bool(comments))
     return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=cm,
-                            source=inp.name, label_note=note), maxcol, zero_based, n_features)
+                            weights=weights, source=inp.name, label_note=note),
+                    maxcol, zero_based, n_features)
 
 
 def _checked(prob, maxcol, zero_based, n_features):
@@ -219,11 +225,13 @@ def _finish(parser, out, rows, nnz, maxcol, has_qid, comments, n_features, name,
         raise DataFormatError(name, None, "empty input: no examples found")
     indptr, indices, data = out["indptr"][:rows + 1], out["indices"][:nnz], out["data"][:nnz]
     y, qid = out["y"][:rows], (out["qid"][:rows] if has_qid else None)
+    weights = out["cost"][:rows] if parser.has_cost else None
     # give back over-allocated memory when the upper bounds were loose (comments with ':')
     if len(out["indices"]) > 1.1 * nnz + 1024:
         indices, data = indices.copy(), data.copy()
     return _checked(Problem(indptr, indices, data, y, maxcol + 1, qid=qid, comments=comments,
-                            source=name, label_note=note), maxcol, parser.zero_based, n_features)
+                            weights=weights, source=name, label_note=note),
+                    maxcol, parser.zero_based, n_features)
 
 
 def _progress_bar(enabled, total, name):
@@ -342,6 +350,7 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
         "data": np.empty(nnz, dtype=np.float64),
         "y": np.empty(rows, dtype=np.float64),
         "qid": np.empty(rows, dtype=np.int64),
+        "cost": np.empty(rows, dtype=np.float64),
     }
     out["indptr"][0] = 0
     comments = [] if parser.comments else None
@@ -352,6 +361,7 @@ def _load_stream(parser, inp, n_features, progress, block_bytes):
         out["data"][z0:z0 + z] = part["data"][:z]
         out["y"][r0:r0 + r] = part["y"][:r]
         out["qid"][r0:r0 + r] = part["qid"][:r]
+        out["cost"][r0:r0 + r] = part["cost"][:r]
         if comments is not None:
             comments.extend(cm)
         r0 += r
@@ -399,7 +409,8 @@ def iter_svmlight_chunks(source, *, chunk_bytes=BLOCK_BYTES, zero_based=False, c
                 total += r
                 yield Problem(out["indptr"][:r + 1], out["indices"][:z], out["data"][:z],
                               out["y"][:r], mc + 1, qid=out["qid"][:r] if hq else None,
-                              comments=cm, source=inp.name)
+                              comments=cm, source=inp.name,
+                              weights=out["cost"][:r] if parser.has_cost else None)
             if total == 0:
                 raise DataFormatError(inp.name, None, "empty input: no examples found")
         finally:

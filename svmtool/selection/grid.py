@@ -62,6 +62,9 @@ def run_grid(problem, params, gspec: GridSpec, spec, opts: GridOptions, *, resum
     ``on_cell(cell)`` is called for every finished cell in the order of ``opts.order``, from
     this thread or a worker thread (one at a time).  Returns a :class:`GridResult` whose
     ``best`` is grid.py's best over the resumed and the new cells."""
+    from svmtool.problem import refuse_weights
+
+    refuse_weights(problem, "svmtool grid")
     t0 = time.perf_counter()
     resumed = dict(resumed or {})
     if opts.order not in ORDERS:

@@ -72,6 +72,9 @@ class SolverSpec:
     small_without_numba: bool = False  # runs small problems in plain Python (dual CD: up to
                                   # SMALL_NNZ stored entries), so train reads small text
                                   # without numba too (io.svmlight.PY_PARSE_LIMIT_NUMBA_FREE)
+    instance_weights: bool = False  # it honours per-row weights (Problem.weights: cost:
+                                  # tokens, -W): row i's C becomes C * w_class * W_i; the API
+                                  # refuses a weighted problem for any other solver
     fallback: str = ""            # the solver that goes on from its w when it stops at its
                                   # iteration cap (LIBLINEAR's train_one), with -e times
     fallback_eps: float = 0.1     # this factor
@@ -137,13 +140,14 @@ register(SolverSpec(
     fit=_S + "dual_cd.dcd:fit", kwargs=(("loss", "l2"),), default_eps=0.1,
     problem="L2-loss SVM", method="dual CD (LIBLINEAR -s 1)", eps_means="max PG violation",
     loss="squared hinge", warm_start="alpha", fallback="newton", fallback_eps=0.1,
-    out_of_core=_S + "scale_out.dcd_blocks:fit_rows", small_without_numba=True, **_DUAL_CD))
+    out_of_core=_S + "scale_out.dcd_blocks:fit_rows", small_without_numba=True,
+    instance_weights=True, **_DUAL_CD))
 register(SolverSpec(
     name="dcd-l1", liblinear_id=3, liblinear_type="L2R_L1LOSS_SVC_DUAL",
     fit=_S + "dual_cd.dcd:fit", kwargs=(("loss", "l1"),), default_eps=0.1,
     problem="L1-loss SVM", method="dual CD (LIBLINEAR -s 3)", eps_means="max PG violation",
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
-    small_without_numba=True, **_DUAL_CD))
+    small_without_numba=True, instance_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
                threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes")
 register(SolverSpec(

@@ -12,15 +12,21 @@ the in-memory, out-of-core and -C paths all solve their subproblems here.
 from dataclasses import replace
 
 
-def train_one(spec, solve, params, init_w=None):
+def train_one(spec, solve, params, init_w=None, weighted=False):
     """``solve(spec, params, init_w) -> SolverResult`` for ``spec``, then for its fallback if
-    due (the Newton result, with ``extra["notice"]`` saying why)."""
+    due (the Newton result, with ``extra["notice"]`` saying why).  ``weighted``: the rows carry
+    instance weights; a fallback that does not take them is not run (the first solver's result
+    stands, its warning saying so)."""
     res = solve(spec, params, init_w)
     if not spec.fallback or res.converged or res.extra.get("stopped"):
         return res
     from svmtool.solvers import get_spec
 
     then = get_spec(spec.fallback)
+    if weighted and not then.instance_weights:
+        res.extra["warning"] = ((res.extra.get("warning") or "") + f" (the fallback "
+                                f"{then.name} does not take instance weights yet: not run)")
+        return res
     eps = float(res.extra["eps"]) * spec.fallback_eps
     out = solve(then, replace(params, eps=eps, max_iter=None), res.w)
     what = res.extra.get("method", "dual coordinate descent")

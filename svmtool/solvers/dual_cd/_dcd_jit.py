@@ -24,14 +24,18 @@ _ONE = np.uint64(1)
 
 @njit(error_model="numpy")
 def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rng,
-                    use_glibc, shrinking, eps, max_iter, work_budget, hist, unit):
+                    use_glibc, shrinking, eps, max_iter, work_budget, hist, row_upper, row_diag,
+                    unit):
     """Run outer iterations until convergence, ``max_iter``, the work budget or a full history.
 
     indptr uint64, indices uint32, data/y/qd/alpha/w float64, index uint32 (permutation, its first
     ``loop[0].active`` entries are the active rows), ``box`` and ``loop`` the one-element records
     of :mod:`svmtool.solvers.dual_cd._dcd_state` (the dual's box; the state carried between calls),
     rng uint64[33].  Row ``t`` of ``hist`` receives (PGmax, PGmin, active_size) of the
-    t-th iteration done in this call; returns the number of iterations done.  ``unit``: every
+    t-th iteration done in this call; returns the number of iterations done.  ``row_upper`` and
+    ``row_diag`` (float64, one entry a row, or both empty): the bound and diagonal term of each
+    row, which replace the box's per-class values when the rows carry instance weights.
+    ``unit``: every
     stored value is 1.0 (binary features, as a9a's): the loops then skip the values, with the
     same result bit for bit (a product by 1.0 is exact) and one load fewer per stored entry.
     """
@@ -48,6 +52,7 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rn
     d_pos = box[0].d_pos
     n_hist = hist.shape[0]
     n_data = np.uint64(data.shape[0])
+    per_row = row_upper.shape[0] > 0
     done = 0
     work = _ZERO
     sink = 0.0
@@ -101,6 +106,9 @@ def _dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rn
             else:
                 c = u_neg
                 dii = d_neg
+            if per_row:
+                c = row_upper[i]
+                dii = row_diag[i]
             a = alpha[i]
             g += a * dii
 

@@ -90,9 +90,13 @@ class _SplitMix:
 
 
 def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rng,
-                   use_glibc, shrinking, eps, max_iter, work_budget, hist):
-    """Same contract as ``_dcd_jit._dcd_iterations``: updates the arrays, returns iterations
-    done."""
+                   use_glibc, shrinking, eps, max_iter, work_budget, hist, row_upper=None,
+                   row_diag=None):
+    """Same contract as ``_dcd_jit._dcd_iterations`` (``row_upper``/``row_diag`` None or empty:
+    the box's per-class values): updates the arrays, returns (iterations done, work)."""
+    per_row = row_upper is not None and len(row_upper) > 0
+    ru = row_upper.tolist() if per_row else None
+    rd = row_diag.tolist() if per_row else None
     ip = indptr.tolist()
     ix = indices.tolist()
     dv = data.tolist()
@@ -143,6 +147,9 @@ def dcd_iterations(indptr, indices, data, y, qd, alpha, w, index, box, loop, rng
             else:
                 c = u_neg
                 dii = d_neg
+            if per_row:
+                c = ru[i]
+                dii = rd[i]
             a = al[i]
             g += a * dii
 

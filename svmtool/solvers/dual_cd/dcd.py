@@ -2,7 +2,8 @@
 
 The maths
 ---------
-Primal, with per-example costs ``C_i`` (``C_pos`` for ``y_i = +1``, ``C_neg`` for ``y_i = -1``)::
+Primal, with per-example costs ``C_i`` (``C_pos`` for ``y_i = +1``, ``C_neg`` for ``y_i = -1``,
+times the row's instance weight ``W_i`` when the fit is given ``weights``)::
 
     min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)        L1 loss (hinge),         -s 3
     min_w  1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2      L2 loss (squared hinge), -s 1
@@ -36,6 +37,13 @@ Shrinking and stopping follow LIBLINEAR (``solve_l2r_l1l2_svc`` in linear.cpp, 2
   caller to print (this module never prints nor calls ``warnings.warn``).  For -s 1 LIBLINEAR then
   switches to its primal Newton solver (-s 2) with ``eps * 0.1``, and so does svmtool: -s 1's
   registry entry names that fallback (:mod:`svmtool.solvers.common.train_one`).
+
+Instance weights (``weights``: SVMlight's ``cost:``, LIBLINEAR-weights' ``-W``) make the box
+per row, as LIBLINEAR-weights' ``solve_l2r_l1l2_svc`` does: ``C_i = C_class * W_i``, so
+``U_i = C_i`` (L1 loss) or ``D_ii = 1 / (2 C_i)`` (L2 loss); both loops then read the bound and
+the diagonal term of row ``i`` from two arrays instead of the box's two classes.  A row of weight
+0 takes no part (it is left out of the loop, its ``alpha_i`` is 0), as LIBLINEAR-weights removes
+such rows.  Without weights the loops take the box's values, as before.
 
 Random order: by default a Fisher-Yates shuffle driven by splitmix64 (seeded from ``params.seed``)
 with Lemire's multiply-shift bounded draw.  With ``params.liblinear_rng=True`` the permutation is
@@ -166,10 +174,11 @@ class _Engine:
         self.ops = _python_ops() if self.small else _jit_ops()
         self.unit = None            # every value 1.0: asked once, when the jitted loop first runs
 
-    def run(self, indptr, indptr_u, state, options, budget, hist):
+    def run(self, indptr, indptr_u, state, options, budget, hist, rows):
         """One call of the current loop on the rows and the loop's ``state`` arrays (indices to
         the generator, as the loops take them), its ``options`` (to max_iter), the work
-        ``budget`` and the history buffer; the iterations it did.  The jitted loop skips the
+        ``budget``, the history buffer and ``rows``, the per-row (bounds, diagonal terms) of a
+        weighted fit (two empty arrays otherwise); the iterations it did.  The jitted loop skips the
         values of binary features (every stored value 1.0: a product by 1.0 is exact)."""
         # errstate only matters with NUMBA_DISABLE_JIT=1 (uint64 wrap-around in the generator,
         # x/0 for an empty row in the L1 case, both intended)
@@ -179,11 +188,12 @@ class _Engine:
 
                 if self.unit is None:
                     self.unit = _all_ones(state[1])
-                return _dcd_iterations(indptr_u, *state, *options, budget, hist, self.unit)
+                return _dcd_iterations(indptr_u, *state, *options, budget, hist, *rows,
+                                       self.unit)
             from svmtool.solvers.dual_cd._dcd_py import dcd_iterations
 
             step = budget if self.left is None else min(int(budget), self.left)
-            done, work = dcd_iterations(indptr, *state, *options, step, hist)
+            done, work = dcd_iterations(indptr, *state, *options, step, hist, *rows)
         if self.left is not None:
             self.left -= work
             self.in_python = self.left > 0
@@ -205,10 +215,10 @@ def _all_ones(data, chunk=1 << 20):
     return data.shape[0] > 0
 
 
-def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
+def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss, weights=None):
     """The checked arrays and the dual's box: (indptr, indptr_u, indices_u, data, y, box,
     upper, diag); ``box`` the ``BOX`` record of :mod:`svmtool.solvers.dual_cd._dcd_state`, ``upper``
-    and ``diag`` its bound and diagonal term per row."""
+    and ``diag`` the bound and diagonal term per row (with ``weights``, of ``C_class * W_i``)."""
     if loss not in ("l1", "l2"):
         raise ValueError(f"loss must be 'l1' or 'l2' (got {loss!r})")
     if not (C_pos > 0 and C_neg > 0):
@@ -223,8 +233,15 @@ def _problem(indptr, indices, data, y, n_features, C_pos, C_neg, loss):
         raise ValueError("labels must be -1 or +1")
     box = new_box(loss, C_pos, C_neg)
     pos = y > 0
-    upper = np.where(pos, box[0]["u_pos"], box[0]["u_neg"])
-    diag = np.where(pos, box[0]["d_pos"], box[0]["d_neg"])
+    if weights is None:
+        upper = np.where(pos, box[0]["u_pos"], box[0]["u_neg"])
+        diag = np.where(pos, box[0]["d_pos"], box[0]["d_neg"])
+    else:
+        cost = np.where(pos, C_pos, C_neg) * weights
+        if loss == "l1":
+            upper, diag = cost, np.zeros(n_rows, dtype=np.float64)
+        else:
+            upper, diag = np.full(n_rows, np.inf), 0.5 / cost
     return indptr, indptr_u, indices_u, data, y, box, upper, diag
 
 
@@ -248,12 +265,20 @@ _DERIVED = (("violation", lambda row: float(row[0] - row[1])),)
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        loss="l2"):
-    """Train a binary linear SVM by dual coordinate descent; see the module docstring."""
+        loss="l2", weights=None):
+    """Train a binary linear SVM by dual coordinate descent; see the module docstring.
+    ``weights``: one instance weight (finite, 0 or more) per row, or None (every row 1)."""
+    if weights is not None:
+        weights = np.ascontiguousarray(weights, dtype=np.float64).reshape(-1)
+        if weights.shape[0] != len(indptr) - 1:
+            raise ValueError(f"{weights.shape[0]} weights for {len(indptr) - 1} rows")
+        if not np.all(weights > 0):
+            return _fit_without_zero_weights(indptr, indices, data, y, n_features, C_pos,
+                                             C_neg, params, init_w, callback, loss, weights)
     t_start = time.perf_counter()
     C_pos, C_neg, n_features = float(C_pos), float(C_neg), int(n_features)
     indptr, indptr_u, indices_u, data, y, box, upper, diag = _problem(
-        indptr, indices, data, y, n_features, C_pos, C_neg, loss)
+        indptr, indices, data, y, n_features, C_pos, C_neg, loss, weights)
     eps = default_eps("dcd-l2") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     n_rows = indptr.shape[0] - 1
@@ -270,7 +295,9 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
                        if callback is not None or params.deadline is not None else 2**63)
     last = (np.nan, np.nan, float(n_rows))
     t_loop = time.perf_counter()
-    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist),
+    rows = ((upper, diag) if weights is not None
+            else (np.empty(0, dtype=np.float64), np.empty(0, dtype=np.float64)))
+    calls = Batches(lambda: engine.run(indptr, indptr_u, state, options, budget, hist, rows),
                     loop[0], "iterations", "converged", max_iter, params.deadline)
     for done in calls:
         if done:
@@ -285,17 +312,44 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     t_solved = time.perf_counter()
     return _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, loop[0], last, calls.out_of_time,
                    eps, max_iter, ops.csr_dot_dense(indptr, indices_u, data, w),
-                   {"solve_time": t_solved - t_loop, "setup_time": t_loop - t_start})
+                   {"solve_time": t_solved - t_loop, "setup_time": t_loop - t_start}, weights)
+
+
+def _fit_without_zero_weights(indptr, indices, data, y, n_features, C_pos, C_neg, params,
+                              init_w, callback, loss, weights):
+    """The fit on the rows of positive weight (a row of weight 0 takes no part: its bound or
+    its diagonal term would be 0 or infinite), its ``alpha`` put back in the rows' places with
+    0 for the others."""
+    from dataclasses import replace
+
+    from svmtool.problem import take_csr_rows
+
+    if not np.all(weights >= 0):
+        raise ValueError("instance weights must be 0 or more")
+    keep = np.flatnonzero(weights > 0)
+    sub_indptr, sub_indices, sub_data = take_csr_rows(indptr, indices, data, keep)
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    if params.dcd.init_alpha is not None:
+        start = np.asarray(params.dcd.init_alpha, dtype=np.float64).reshape(-1)
+        params = replace(params, dcd=replace(params.dcd, init_alpha=start[keep]))
+    res = fit(sub_indptr, sub_indices, sub_data, y[keep], n_features, C_pos, C_neg, params,
+              init_w=init_w, callback=callback, loss=loss, weights=weights[keep])
+    alpha = np.zeros(len(weights), dtype=np.float64)
+    alpha[keep] = res.alpha
+    res.alpha = alpha
+    return res
 
 
 def _result(w, alpha, y, diag, upper, C_pos, C_neg, loss, st, last, out_of_time, eps,
-            max_iter, scores, times):
+            max_iter, scores, times, weights=None):
     """The SolverResult at (alpha, w): the primal objective from the scores ``X w``, the dual,
     the warning of a run stopped by its cap or its time budget; ``st`` the loop's final
-    ``LOOP`` record."""
+    ``LOOP`` record; ``weights`` the rows' instance weights or None."""
     iterations = int(st["iterations"])
     slack = np.maximum(0.0, 1.0 - y * scores)
     cost = np.where(y > 0, C_pos, C_neg)
+    if weights is not None:
+        cost = cost * weights
     ww = float(w @ w)
     primal = 0.5 * ww + float(cost @ (slack if loss == "l1" else slack * slack))
     f_alpha = 0.5 * ww + 0.5 * float(alpha @ (alpha * diag)) - float(alpha.sum())

@@ -153,7 +153,16 @@ class LightResult:
     stats: dict                   # what svm_learn prints (see the module docstring)
 
 
+def refuse_cost(problem):
+    """ParameterError when the examples carry ``cost:`` weights: no solver behind svm_learn
+    honours them yet, and training as if every example weighed 1 would be a wrong model."""
+    from svmtool.problem import refuse_weights
+
+    refuse_weights(problem, "solver svm_learn (SVMlight's kernel solvers)")
+
+
 def train(problem, lp: LightParams, callback=None) -> LightResult:
+    refuse_cost(problem)
     if problem.n_rows == 0:
         raise InputError(f"{problem.source}: no training examples")
     X = Rows(problem.indptr, problem.indices, problem.data, n_features=problem.n_features)

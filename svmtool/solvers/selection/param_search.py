@@ -194,7 +194,9 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     ``start_p`` (the user's -p) is where the p grid starts.
     """
     from svmtool.params import check_cross_validation, refuse
+    from svmtool.problem import refuse_weights
 
+    refuse_weights(problem, "the -C search")
     t_start = time.perf_counter()
     params, spec, regression = _search_params(problem, params)
     n = problem.n_rows
