@@ -28,15 +28,23 @@ def _say(line):
     print(f"svmtool: {line}", file=sys.stderr, flush=True)
 
 
+def _remove(paths):
+    for path in paths:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 class BuildKernels(build_ext):
     """build_ext for the one extension there is: its file is made by svmtool._aot_build."""
 
     def build_extension(self, ext):
         target = self.get_ext_fullpath(ext.name)
         out = os.path.dirname(os.path.abspath(target))
+        stale = (target, os.path.join(out, MANIFEST))   # an earlier build's, in build/
         if os.environ.get("SVMTOOL_BUILD_KERNELS", "1").strip() == "0":
             _say("SVMTOOL_BUILD_KERNELS=0: building without the kernel extension "
                  "(kernels run on numba's JIT)")
+            _remove(stale)
             return
         work = tempfile.mkdtemp(prefix="svmtool-build-")
         env = dict(os.environ,
@@ -51,9 +59,7 @@ class BuildKernels(build_ext):
         if done.returncode != 0 or not os.path.exists(target):
             _say("building without the kernel extension (see the line above): svmtool works, "
                  "its kernels compiled by numba's JIT on first use instead")
-            for name in (target, os.path.join(out, MANIFEST)):
-                if os.path.exists(name):
-                    os.unlink(name)
+            _remove(stale)
 
     def copy_extensions_to_source(self):
         # an editable install: the manifest goes beside the extension it describes
