@@ -57,8 +57,8 @@ class BuildKernels(build_ext):
         finally:
             shutil.rmtree(work, ignore_errors=True)
         if done.returncode != 0 or not os.path.exists(target):
-            _say("building without the kernel extension (see the line above): svmtool works, "
-                 "its kernels compiled by numba's JIT on first use instead")
+            if done.returncode == 0:         # (a failing child has said why in its one line)
+                _say("the kernel extension was not built: svmtool runs on numba's JIT")
             _remove(stale)
 
     def copy_extensions_to_source(self):

@@ -249,9 +249,29 @@ def _sources():
     return dict(sorted(sources.items()))
 
 
+def missing_compilers():
+    """The C and C++ compilers the extension's build would call (``CC``/``CXX`` as given, else
+    the ones this Python was built with) that are not there: checked before the minutes of
+    recording, so a machine without them hears it at once."""
+    import shlex
+    import sysconfig
+
+    missing = []
+    for var in ("CC", "CXX"):
+        command = os.environ.get(var) or sysconfig.get_config_var(var) or ""
+        words = shlex.split(command)
+        if not words or shutil.which(words[0]) is None:
+            missing.append(f"{var}={command or '(none)'}")
+    return missing
+
+
 def build(out=None, cpu="", say=print):
     """Record, compile, write the extension and its manifest into ``out`` (default: beside the
     sources); returns the manifest written."""
+    missing = missing_compilers()
+    if missing:
+        raise RuntimeError(f"no C/C++ compiler to compile it with ({', '.join(missing)} not "
+                           "found)")
     t0 = time.perf_counter()
     out = os.path.abspath(out or _aot.HERE)
     os.makedirs(out, exist_ok=True)
