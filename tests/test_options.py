@@ -1,4 +1,4 @@
-"""Every training option is one declaration (svmtool.params.OPTIONS): the click options of
+"""Every training option is one declaration (svmtool.options.OPTIONS): the click options of
 ``svmtool train``, the parameter dataclasses' defaults and checks, docs/solvers.md's option table
 and the scikit-learn estimators' parameters come from it, and a check message names the field,
 which each front end spells its own way."""
@@ -106,7 +106,7 @@ print(json.dumps({
 
 @pytest.fixture
 def tree_with_new_option(tmp_path):
-    """A copy of the package with one edit: NEW_OPTION added to svmtool.params.OPTIONS."""
+    """A copy of the package with one edit: NEW_OPTION added to svmtool.options.OPTIONS."""
     import shutil
 
     import svmtool
@@ -115,7 +115,7 @@ def tree_with_new_option(tmp_path):
     dst = tmp_path / "svmtool"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.nbi",
                                                             "*.nbc"))
-    params = dst / "params.py"
+    params = dst / "options.py"
     text = params.read_text()
     anchor = "    # fields of the API only (no flag of svmtool train)\n"
     assert text.count(anchor) == 1
