@@ -149,7 +149,8 @@ register(SolverSpec(
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
     small_without_numba=True, instance_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
-               threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes")
+               threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
+               instance_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,
@@ -165,19 +166,21 @@ register(SolverSpec(
     fit=_S + "dual_cd.lr_dual:fit", default_eps=0.1,
     problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
     eps_means="max |dual gradient|", loss="logistic", fallback="lr", fallback_eps=0.1,
-    **_DUAL_CD))
+    instance_weights=True, **_DUAL_CD))
 register(SolverSpec(
     name="l1r-l2", liblinear_id=5, liblinear_type="L1R_L2LOSS_SVC",
     fit=_S + "primal_cd.l1r_svc:fit", default_eps=0.01,
     problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
     eps_means="relative subgradient 1-norm", loss="squared hinge",
-    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes",
+    instance_weights=True))
 register(SolverSpec(
     name="l1r-lr", liblinear_id=6, liblinear_type="L1R_LR",
     fit=_S + "primal_cd.l1r_lr:fit", default_eps=0.01,
     problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
     eps_means="relative subgradient 1-norm", loss="logistic",
-    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes",
+    instance_weights=True))
 
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
@@ -189,22 +192,22 @@ register(SolverSpec(
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
-    out_of_core=_S + "newton.svr_newton:fit_rows", **_SINGLE))
+    out_of_core=_S + "newton.svr_newton:fit_rows", instance_weights=True, **_SINGLE))
 register(SolverSpec(
     name="svr-l2-dual", liblinear_id=12, liblinear_type="L2R_L2LOSS_SVR_DUAL",
     fit=_S + "dual_cd.svr:fit", kwargs=(("loss", "l2"),), default_eps=0.1,
     problem="L2-loss SVR", method="dual CD (LIBLINEAR -s 12)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
     loss="squared eps-insensitive", options=("svr",), fallback="svr-l2", fallback_eps=0.001,
-    **_SINGLE))
+    instance_weights=True, **_SINGLE))
 register(SolverSpec(
     name="svr-l1-dual", liblinear_id=13, liblinear_type="L2R_L1LOSS_SVR_DUAL",
     fit=_S + "dual_cd.svr:fit", kwargs=(("loss", "l1"),), default_eps=0.1,
     problem="L1-loss SVR", method="dual CD (LIBLINEAR -s 13)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
-    loss="eps-insensitive", options=("svr",), **_SINGLE))
+    loss="eps-insensitive", options=("svr",), instance_weights=True, **_SINGLE))
 register(SolverSpec(
-    name="one-class", liblinear_id=21, liblinear_type="ONECLASS_SVM",
+    name="one-class", liblinear_id=21, liblinear_type="ONECLASS_SVM", instance_weights=True,
     fit=_S + "dual_cd.oneclass:fit", default_eps=0.01,
     problem="one-class SVM", method="two-level dual CD (LIBLINEAR -s 21)",
     eps_means="max dual violation", task="one-class", options=("oneclass",), **_SINGLE))
