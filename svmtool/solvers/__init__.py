@@ -101,6 +101,19 @@ class SolverSpec:
         """The fit over a row source (``out_of_core``) with ``kwargs`` bound."""
         return _load(self.out_of_core, self.kwargs)
 
+    def weights_refused(self, params):
+        """Why this solver, run with ``params``, refuses instance weights (one line), or None:
+        not ``instance_weights``, or ``-s cp`` with a multivariate ``--loss`` (a loss of the
+        whole labeling, which no per-example weight enters)."""
+        if not self.instance_weights:
+            return f"solver {self.name} does not take instance weights yet (cost: tokens or -W)"
+        loss = params.cp.loss if self.reads("loss") else None
+        if loss not in (None, "errorrate"):
+            return (f"solver {self.name} with --loss {loss} does not take instance weights "
+                    f"(cost: tokens or -W): the loss is one of the whole labeling, not a sum "
+                    f"over the examples")
+        return None
+
     def reads(self, group) -> bool:
         """Whether the solver reads the TrainParams option group ``group``."""
         return group in self.options
@@ -214,7 +227,7 @@ register(SolverSpec(
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 _HINGE_CP = dict(liblinear_type="L2R_L1LOSS_SVC_DUAL", problem="L1-loss SVM", warm_start="w",
-                 threads="row passes", sign_labels=True, dask="passes")
+                 threads="row passes", sign_labels=True, dask="passes", instance_weights=True)
 _OCAS = dict(fit=_S + "cutting_plane.ocas:fit", default_eps=0.01, eps_means="relative gap",
              options=("cp", "ocas"), out_of_core=_S + "cutting_plane.ocas:fit_rows", **_HINGE_CP)
 register(SolverSpec(
@@ -228,7 +241,7 @@ register(SolverSpec(name="gca2", kwargs=(("line_search", "gca2"),),
 register(SolverSpec(name="tca", kwargs=(("line_search", "tca"),),
                     method="OCAS, Arnosti's TCA search", **_OCAS))
 register(SolverSpec(
-    name="ocas-mc", liblinear_id=4, liblinear_type="MCSVM_CS",
+    name="ocas-mc", liblinear_id=4, liblinear_type="MCSVM_CS", instance_weights=True,
     fit=_S + "cutting_plane.mcsvm:fit", default_eps=0.01,
     kind="multiclass", driver=_S + "cutting_plane.mcsvm:train_multiclass",
     problem="Crammer-Singer multi-class", method="OCAS (LIBLINEAR -s 4's problem)",
