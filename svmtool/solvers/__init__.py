@@ -379,13 +379,17 @@ def help_table(width=80):
 
 def markdown_table():
     """docs/solvers.md's solver table."""
-    lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads | "
+             "instance weights |",
+             "|---|---|---|---|---|---|---|---|"]
     for spec in specs():
         names = ", ".join(f"`{n}`" for n in (spec.name,) + spec.aliases)
+        weights = "yes" if spec.instance_weights else "-"
+        if spec.instance_weights and spec.reads("loss"):
+            weights = "hinge loss only"
         lines.append(f"| {names} | {_number(spec)} | {spec.problem} | {spec.method} | "
                      f"{spec.eps_means} ({_default(spec.default_eps)}) | "
-                     f"{spec.warm_start or '-'} | {spec.threads or '-'} |")
+                     f"{spec.warm_start or '-'} | {spec.threads or '-'} | {weights} |")
     return "\n".join(lines)
 
 
