@@ -14,6 +14,7 @@ weights in one line; ``svm_perf_learn`` ignores ``cost:`` as SVMperf 3.00 does, 
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -74,8 +75,11 @@ def sklearn_w(prob, solver, C, weights):
     elif solver in ("lr", "l1r-lr"):
         penalty = "l1" if solver == "l1r-lr" else "l2"
         # scikit-learn's liblinear logistic regression minimises 0.5|w|^2 (|w|_1) + C sum loss
-        ref = LogisticRegression(penalty=penalty, C=C, solver="liblinear", fit_intercept=False,
-                                 **tight).fit(X, signs(prob), sample_weight=weights)
+        with warnings.catch_warnings():     # newer scikit-learn: penalty= is deprecated
+            warnings.simplefilter("ignore")
+            ref = LogisticRegression(penalty=penalty, C=C, solver="liblinear",
+                                     fit_intercept=False, **tight).fit(
+                X, signs(prob), sample_weight=weights)
     else:
         penalty = "l1" if solver == "l1r-l2" else "l2"
         ref = LinearSVC(penalty=penalty, loss="squared_hinge", dual=penalty == "l2", C=C,
