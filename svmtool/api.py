@@ -57,8 +57,9 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     if problem.n_rows == 0:
         raise ParameterError("no training examples")
     check_labels(problem, spec)
-    if not spec.instance_weights:
-        refuse_weights(problem, f"solver {spec.name}")
+    refused = spec.weights_refused(params)
+    if refused:
+        refuse_weights(problem, f"solver {spec.name}", refused)
     _check_weights(problem)
     init_model = _init_model(init_model, spec)
     if params.dask is not None and spec.dask == "tasks":

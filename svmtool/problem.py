@@ -116,13 +116,15 @@ def take_csr_rows(indptr, indices, data, rows):
     return out, indices[pos], data[pos]
 
 
-def refuse_weights(problem, what):
+def refuse_weights(problem, what, why=None):
     """ParameterError when ``problem`` has instance weights and ``what`` (a solver, a search,
-    a path of the data) would train on it as if every row weighed 1."""
+    a path of the data) would train on it as if every row weighed 1; ``why``: the whole
+    message instead (a solver's ``weights_refused``)."""
     if getattr(problem, "weights", None) is not None:
         from svmtool.errors import ParameterError
 
-        raise ParameterError(f"{what} does not take instance weights yet (cost: tokens or -W)")
+        raise ParameterError(why or f"{what} does not take instance weights yet (cost: tokens "
+                                    f"or -W)")
 
 
 def with_bias(problem, bias):

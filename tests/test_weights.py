@@ -139,7 +139,8 @@ def test_every_other_solver_refuses_weights():
             api.train(prob, solver=spec.name)
         assert str(e.value) == (f"solver {spec.name} does not take instance weights yet "
                                 f"(cost: tokens or -W)")
-    assert {s.name for s in specs() if s.instance_weights} == set(SOLVERS)
+    # the linear solvers' own checks are in tests/test_weights_linear.py
+    assert {s.name for s in specs() if s.instance_weights} >= set(SOLVERS)
 
 
 # --- the command lines ---------------------------------------------------------------------------
@@ -243,10 +244,9 @@ def test_front_ends_refuse_cost_tokens_before_any_output(tmp_path):
     data.write_text("".join(f"{line.split(' ', 1)[0]} cost:0.5 {line.split(' ', 1)[1]}\n"
                             for line in heart_lines()))
     runs = {
-        ("train", "-s", "2"): "solver newton",
+        ("train", "-s", "ordinal"): "solver ordinal",
         ("svm-train",): "solver c_svc",
         ("svm_learn",): "solver svm_learn (SVMlight's kernel solvers)",
-        ("svm_perf_learn", "-c", "1"): "solver cp",
         ("convert",): "svmtool convert",
     }
     for args, what in runs.items():

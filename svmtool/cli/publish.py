@@ -59,10 +59,11 @@ def read_training_data(ctx, job):
         from svmtool.io.weights import attach_weights
 
         attach_weights(prob, job.weight_file)
-    if not spec.instance_weights:           # as api.train would, before the first line
+    refused = spec.weights_refused(params)
+    if refused:                             # as api.train would, before the first line
         from svmtool.problem import refuse_weights
 
-        refuse_weights(prob, f"solver {spec.name}")
+        refuse_weights(prob, f"solver {spec.name}", refused)
     t_read = time.perf_counter() - t0
     _startup.add("parse", *_startup.own_since(own0))
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "

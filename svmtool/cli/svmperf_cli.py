@@ -23,6 +23,12 @@ The argument vectors are SVMperf's: options first (each ``-X VALUE``, SVMperf's 
   ``--t --i --k --r --f --s``) has no counterpart: one line naming it, exit 2 (SVMperf would
   print its help and exit 0).
 
+SVMlight's ``cost:`` tokens: SVMperf 3.00 reads its examples with SVMlight's reader, which
+parses them, but no part of its learner uses the factor (its structured-output API only copies
+it when ``--i`` replaces the feature vectors; the losses, the most violated labelings and the
+cutting-plane QP never read it).  So svmtool's ``svm_perf_learn`` ignores them too and says so in
+one line on stderr; the model is the unweighted one, as SVMperf's is.
+
 Output: SVMperf's report lines on stdout (``svmtool -q`` or ``-v 0``: none), on stderr when an
 output file is ``-`` (stdout); the model in SVMperf's SVM-light V6.20 format, written atomically;
 errors as the rest of svmtool (one line, exit 2).  ``svm_perf_classify`` writes one decision value
@@ -228,11 +234,10 @@ def learn_command(ctx, argv):
         raise ParameterError(f"svm_perf_learn: {render(msg, _spelled)}")
     with locked(s["model"], 0.0):
         prob = load_data(s["train"], progress=show_progress(ctx))
-        spec = program_spec("svm_perf_learn")
-        if not spec.instance_weights:               # cost: tokens, before any line
-            from svmtool.problem import refuse_weights
-
-            refuse_weights(prob, f"solver {spec.name}")
+        if prob.weights is not None:                # cost: tokens, before any line
+            warn(f"{s['train']}: cost: tokens ignored, as SVMperf 3.00 ignores them (its "
+                 f"losses are of the whole labeling)")
+            prob = replace(prob, weights=None)
         say("Reading training examples...done")       # whole lines: an error comes alone
         if prob.n_rows == 0:
             raise InputError(f"{s['train']}: no training examples")

@@ -101,6 +101,19 @@ class SolverSpec:
         """The fit over a row source (``out_of_core``) with ``kwargs`` bound."""
         return _load(self.out_of_core, self.kwargs)
 
+    def weights_refused(self, params):
+        """Why this solver, run with ``params``, refuses instance weights (one line), or None:
+        not ``instance_weights``, or ``-s cp`` with a multivariate ``--loss`` (a loss of the
+        whole labeling, which no per-example weight enters)."""
+        if not self.instance_weights:
+            return f"solver {self.name} does not take instance weights yet (cost: tokens or -W)"
+        loss = params.cp.loss if self.reads("loss") else None
+        if loss not in (None, "errorrate"):
+            return (f"solver {self.name} with --loss {loss} does not take instance weights "
+                    f"(cost: tokens or -W): the loss is one of the whole labeling, not a sum "
+                    f"over the examples")
+        return None
+
     def reads(self, group) -> bool:
         """Whether the solver reads the TrainParams option group ``group``."""
         return group in self.options
@@ -149,7 +162,8 @@ register(SolverSpec(
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
     small_without_numba=True, instance_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
-               threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes")
+               threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
+               instance_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,
@@ -165,19 +179,21 @@ register(SolverSpec(
     fit=_S + "dual_cd.lr_dual:fit", default_eps=0.1,
     problem="logistic regression", method="dual CD (LIBLINEAR -s 7)",
     eps_means="max |dual gradient|", loss="logistic", fallback="lr", fallback_eps=0.1,
-    **_DUAL_CD))
+    instance_weights=True, **_DUAL_CD))
 register(SolverSpec(
     name="l1r-l2", liblinear_id=5, liblinear_type="L1R_L2LOSS_SVC",
     fit=_S + "primal_cd.l1r_svc:fit", default_eps=0.01,
     problem="L1-regularised L2-loss SVM", method="primal CD, Newton directions (LIBLINEAR -s 5)",
     eps_means="relative subgradient 1-norm", loss="squared hinge",
-    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes",
+    instance_weights=True))
 register(SolverSpec(
     name="l1r-lr", liblinear_id=6, liblinear_type="L1R_LR",
     fit=_S + "primal_cd.l1r_lr:fit", default_eps=0.01,
     problem="L1-regularised logistic regression", method="newGLMNET (LIBLINEAR -s 6)",
     eps_means="relative subgradient 1-norm", loss="logistic",
-    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes"))
+    regulariser="L1", options=("dcd", "bias_reg"), threads="one-vs-rest classes",
+    instance_weights=True))
 
 # -- support vector regression and the one-class SVM: one weight vector for the whole problem,
 #    rows in the file's order, real targets (LIBLINEAR's -s 11, 12, 13, 21) ----------------------
@@ -189,29 +205,29 @@ register(SolverSpec(
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
-    out_of_core=_S + "newton.svr_newton:fit_rows", **_SINGLE))
+    out_of_core=_S + "newton.svr_newton:fit_rows", instance_weights=True, **_SINGLE))
 register(SolverSpec(
     name="svr-l2-dual", liblinear_id=12, liblinear_type="L2R_L2LOSS_SVR_DUAL",
     fit=_S + "dual_cd.svr:fit", kwargs=(("loss", "l2"),), default_eps=0.1,
     problem="L2-loss SVR", method="dual CD (LIBLINEAR -s 12)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
     loss="squared eps-insensitive", options=("svr",), fallback="svr-l2", fallback_eps=0.001,
-    **_SINGLE))
+    instance_weights=True, **_SINGLE))
 register(SolverSpec(
     name="svr-l1-dual", liblinear_id=13, liblinear_type="L2R_L1LOSS_SVR_DUAL",
     fit=_S + "dual_cd.svr:fit", kwargs=(("loss", "l1"),), default_eps=0.1,
     problem="L1-loss SVR", method="dual CD (LIBLINEAR -s 13)",
     eps_means="relative 1-norm of the dual subgradient", task="regression",
-    loss="eps-insensitive", options=("svr",), **_SINGLE))
+    loss="eps-insensitive", options=("svr",), instance_weights=True, **_SINGLE))
 register(SolverSpec(
-    name="one-class", liblinear_id=21, liblinear_type="ONECLASS_SVM",
+    name="one-class", liblinear_id=21, liblinear_type="ONECLASS_SVM", instance_weights=True,
     fit=_S + "dual_cd.oneclass:fit", default_eps=0.01,
     problem="one-class SVM", method="two-level dual CD (LIBLINEAR -s 21)",
     eps_means="max dual violation", task="one-class", options=("oneclass",), **_SINGLE))
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 _HINGE_CP = dict(liblinear_type="L2R_L1LOSS_SVC_DUAL", problem="L1-loss SVM", warm_start="w",
-                 threads="row passes", sign_labels=True, dask="passes")
+                 threads="row passes", sign_labels=True, dask="passes", instance_weights=True)
 _OCAS = dict(fit=_S + "cutting_plane.ocas:fit", default_eps=0.01, eps_means="relative gap",
              options=("cp", "ocas"), out_of_core=_S + "cutting_plane.ocas:fit_rows", **_HINGE_CP)
 register(SolverSpec(
@@ -225,7 +241,7 @@ register(SolverSpec(name="gca2", kwargs=(("line_search", "gca2"),),
 register(SolverSpec(name="tca", kwargs=(("line_search", "tca"),),
                     method="OCAS, Arnosti's TCA search", **_OCAS))
 register(SolverSpec(
-    name="ocas-mc", liblinear_id=4, liblinear_type="MCSVM_CS",
+    name="ocas-mc", liblinear_id=4, liblinear_type="MCSVM_CS", instance_weights=True,
     fit=_S + "cutting_plane.mcsvm:fit", default_eps=0.01,
     kind="multiclass", driver=_S + "cutting_plane.mcsvm:train_multiclass",
     problem="Crammer-Singer multi-class", method="OCAS (LIBLINEAR -s 4's problem)",
@@ -363,13 +379,17 @@ def help_table(width=80):
 
 def markdown_table():
     """docs/solvers.md's solver table."""
-    lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| `-s` | no. | problem | method | `-e` means (default) | warm start | threads | "
+             "instance weights |",
+             "|---|---|---|---|---|---|---|---|"]
     for spec in specs():
         names = ", ".join(f"`{n}`" for n in (spec.name,) + spec.aliases)
+        weights = "yes" if spec.instance_weights else "-"
+        if spec.instance_weights and spec.reads("loss"):
+            weights = "hinge loss only"
         lines.append(f"| {names} | {_number(spec)} | {spec.problem} | {spec.method} | "
                      f"{spec.eps_means} ({_default(spec.default_eps)}) | "
-                     f"{spec.warm_start or '-'} | {spec.threads or '-'} |")
+                     f"{spec.warm_start or '-'} | {spec.threads or '-'} | {weights} |")
     return "\n".join(lines)
 
 

@@ -3,8 +3,9 @@ vector regression (LIBLINEAR -s 11, 12, 13) and the one-class SVM (-s 21).
 
 LIBLINEAR's ``train()`` does no class grouping for these: the rows keep the file's order (which
 is what makes ``--liblinear-rng`` runs bit-identical), the labels are real-valued targets
-(regression) or ignored (one-class), every row has the same cost ``C`` and class weights
-(``-wLABEL``) mean nothing, so they are refused (:func:`svmtool.params.check_for_solver`).  The model holds no labels (``nr_class 2``);
+(regression) or ignored (one-class), every row has the same cost ``C`` (times its instance weight, when the problem has them and
+the registry entry says ``instance_weights``) and class weights (``-wLABEL``) mean nothing, so
+they are refused (:func:`svmtool.params.check_for_solver`).  The model holds no labels (``nr_class 2``);
 a one-class model carries ``rho``.
 
 When -s 12 stops at its iteration cap, LIBLINEAR goes on with the primal Newton solver (-s 11)
@@ -39,13 +40,16 @@ def train_single(problem, params, spec, callback=None, init_model=None, fit_for=
 
         init_w = linear_start(init_model, spec, None, problem.n_features, params.bias)
 
+    weights = problem.weights
+    more = {} if weights is None else {"weights": weights}
+
     def solve(s, p, w0):
         fit = s.load() if fit_for is None else fit_for(s)
         return fit(indptr, indices, data, y, n_cols, params.C, params.C, p, init_w=w0,
-                   callback=cb)
+                   callback=cb, **more)
 
     t0 = time.perf_counter()
-    res = train_one(spec, solve, params, init_w)
+    res = train_one(spec, solve, params, init_w, weighted=weights is not None)
     elapsed = time.perf_counter() - t0
     model = LinearModel(solver_type=spec.liblinear_type, labels=None,
                         nr_feature=problem.n_features, bias=float(params.bias), w=res.w,

@@ -256,11 +256,21 @@ def cp_result(w, iterations, primal, lower, converged, stopped, extra):
                         extra=extra)
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """Binary L1-loss SVM by the 1-slack cutting-plane method; see the module docstring.
+    ``weights``: one instance weight a row (row i's cost ``C_class W_i`` in the risk and in
+    each cut: a violator's contribution times its cost), or None."""
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback)
     y, C_pos, C_neg = check_signs(len(indptr) - 1, y, C_pos, C_neg)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    return solve_with(HingeRisk(oracle, y, (C_pos, C_neg)), params, init_w, callback)
+    cost = (C_pos, C_neg) if weights is None else weighted.row_costs(y, C_pos, C_neg, weights)
+    return solve_with(HingeRisk(oracle, y, cost), params, init_w, callback)
 
 
 def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):

@@ -1,7 +1,8 @@
 """Crammer-Singer multi-class SVM by OCAS (``-s ocas-mc``; ``-s 4`` is solved by it).
 
 LIBLINEAR's ``-s 4`` problem (Crammer & Singer 2001; per-example costs ``c_i`` = the weighted C of
-the example's class)::
+the example's class, times its instance weight when the fit is given ``weights``; a row of
+weight 0 takes no part)::
 
     min_W  F(W) = 1/2 sum_m |w_m|^2 + sum_i c_i max_m (1 - delta(m, y_i) + w_m'x_i - w_{y_i}'x_i).
 
@@ -76,8 +77,16 @@ class CSRisk:
         return zc
 
 
-def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, callback=None):
-    """``y``: class indices 0..K-1 (floats or ints); ``weighted_c[k]``: C of class k."""
+def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, callback=None,
+        weights=None):
+    """``y``: class indices 0..K-1 (floats or ints); ``weighted_c[k]``: C of class k;
+    ``weights``: one instance weight a row (row i's cost ``weighted_c[y_i] W_i``), or None."""
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features,
+                                     weighted_c, params, init_w=init_w, callback=callback)
     cls = np.asarray(y).astype(np.int64).reshape(-1)
     weighted_c = np.asarray(weighted_c, dtype=np.float64).reshape(-1)
     K = len(weighted_c)
@@ -88,7 +97,8 @@ def fit(indptr, indices, data, y, n_features, weighted_c, params, init_w=None, c
     if not np.all(weighted_c > 0):
         raise ValueError("every class needs C > 0")
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = CSRisk(oracle, cls, K, weighted_c[cls])
+    cost = weighted_c[cls] if weights is None else weighted_c[cls] * weights
+    risk = CSRisk(oracle, cls, K, cost)
     if init_w is not None:
         init_w = np.asarray(init_w, dtype=np.float64).reshape(-1)
     res = solve_with(risk, params, init_w=init_w, callback=callback, name="ocas-mc")
@@ -117,9 +127,10 @@ def train_multiclass(problem, params, spec, callback=None, init_model=None):
         from svmtool.solvers.common.warm import linear_start
 
         init_w = linear_start(init_model, spec, labels, problem.n_features, params.bias)
+    more = {} if problem.weights is None else {"weights": problem.weights}
     t0 = time.perf_counter()
     res = fit_fn(indptr, indices, data, np.asarray(cls), n_cols, weighted_c, params,
-                 init_w=init_w, callback=cb)
+                 init_w=init_w, callback=cb, **more)
     elapsed = time.perf_counter() - t0
     model = LinearModel(solver_type=spec.liblinear_type, labels=labels,
                         nr_feature=problem.n_features, bias=float(params.bias),

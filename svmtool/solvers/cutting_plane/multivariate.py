@@ -136,15 +136,23 @@ class TableRisk:
         return self.cut(z)[2]
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """``-s cp``: the hinge loss (no ``--loss``, or ``errorrate``) or a multivariate loss."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """``-s cp``: the hinge loss (no ``--loss``, or ``errorrate``) or a multivariate loss;
+    ``weights`` (instance weights, the hinge loss only): see the module docstring."""
     loss = params.cp.loss
     if loss in (None, "errorrate"):
+        more = {} if weights is None else {"weights": weights}
         res = fit_hinge(indptr, indices, data, y, n_features, C_pos, C_neg, params,
-                        init_w=init_w, callback=callback)
+                        init_w=init_w, callback=callback, **more)
         if loss is not None:
             res.extra["loss"] = loss
         return res
+    if weights is not None:
+        from svmtool.errors import ParameterError
+        from svmtool.solvers import get_spec
+
+        raise ParameterError(get_spec("cp").weights_refused(params))
     y = check_binary(len(indptr) - 1, y, C_pos, C_neg)[0]
     if float(C_pos) != float(C_neg):
         raise ValueError(f"--loss {loss} takes one C (got C_pos={C_pos}, C_neg={C_neg})")

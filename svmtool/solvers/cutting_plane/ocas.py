@@ -5,7 +5,9 @@ ICML 2008; line searches from Arnosti, "Reducing training time for linear SVMs" 
 :mod:`svmtool.solvers.cutting_plane.linesearch`.
 
 Same problem as ``-s cp`` and LIBLINEAR's ``-s 3``: ``F(w) = 1/2 w'w + sum_i c_i max(0, 1 -
-y_i w'x_i)``.  Cutting planes of the risk go into the same reduced QP
+y_i w'x_i)``.  With instance weights (the fit's ``weights``) ``c_i`` is the class's C times the
+row's weight: each row's share of the risk and of a cut's subgradient is scaled by it (the risk's
+per-row costs, :mod:`svmtool.engine.hinge`); a row of weight 0 takes no part.  Cutting planes of the risk go into the same reduced QP
 (:mod:`svmtool.solvers.cutting_plane.qp`), but OCAS keeps a best-so-far point ``w_b`` and per
 iteration:
 
@@ -181,12 +183,21 @@ class _Counters:
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        line_search=None):
+        line_search=None, weights=None):
     """Binary L1-loss SVM by OCAS; ``line_search`` (or ``params.cp.line_search``) picks
-    exact / sorted / gca2 / tca."""
+    exact / sorted / gca2 / tca; ``weights``: one instance weight a row (row i's cost
+    ``C_class W_i``: its share of the risk and of each cut's subgradient), or None."""
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback,
+                                     line_search=line_search)
     y, C_pos, C_neg = check_signs(len(indptr) - 1, y, C_pos, C_neg)
     oracle = CPOracle(indptr, indices, data, n_features, params.threads)
-    risk = HingeRisk(oracle, y, (C_pos, C_neg))
+    cost = (C_pos, C_neg) if weights is None else weighted.row_costs(y, C_pos, C_neg, weights)
+    risk = HingeRisk(oracle, y, cost)
     return solve_with(risk, params, line_search, init_w=init_w, callback=callback)
 
 

@@ -49,9 +49,10 @@ def _order(vals, rows, m):
 
 
 @njit(error_model="numpy")
-def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrinking, hist,
+def oneclass_cd(indptr, indices, data, qd, ub, alpha, w, index, eps, max_iter, shrinking, hist,
                 out):
-    """Run to convergence or ``max_iter``.  ``out`` float64[3] receives (iterations, converged,
+    """Run to convergence or ``max_iter``; ``ub`` float64 per row, the bound of ``alpha_i``
+    (1, or the row's instance weight).  ``out`` float64[3] receives (iterations, converged,
     last violation); ``hist[t]`` = (violation, active_size, pairs updated) of iteration t."""
     l = alpha.shape[0]
     g = np.empty(l)
@@ -70,7 +71,7 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
             i = index[s]
             gi = _row_dot(indptr, indices, data, i, w)
             g[i] = gi
-            if alpha[i] < 1.0:
+            if alpha[i] < ub[i]:
                 if -gi > neg_gmax:
                     neg_gmax = -gi
             if alpha[i] > 0.0:
@@ -87,8 +88,8 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
             s = 0
             while s < active:
                 i = index[s]
-                if (alpha[i] == 1.0 and -g[i] > neg_gmax) or (alpha[i] == 0.0
-                                                             and -g[i] < neg_gmin):
+                if (alpha[i] == ub[i] and -g[i] > neg_gmax) or (alpha[i] == 0.0
+                                                               and -g[i] < neg_gmin):
                     active -= 1
                     index[s] = index[active]
                     index[active] = i
@@ -99,7 +100,7 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
         n_low = 0
         for s in range(active):
             i = index[s]
-            if alpha[i] < 1.0:
+            if alpha[i] < ub[i]:
                 up_val[n_up] = -g[i]
                 up_row[n_up] = i
                 n_up += 1
@@ -114,14 +115,15 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
         for s in range(max_inner):
             i = up_row[up[n_up - s - 1]]
             j = low_row[low[s]]
-            if (alpha[i] == 0.0 and alpha[j] == 0.0) or (alpha[i] == 1.0 and alpha[j] == 1.0):
+            if (alpha[i] == 0.0 and alpha[j] == 0.0) or (alpha[i] == ub[i]
+                                                         and alpha[j] == ub[j]):
                 continue
             gi = _row_dot(indptr, indices, data, i, w)
             gj = _row_dot(indptr, indices, data, j, w)
             violating = False
-            if alpha[i] < 1.0 and alpha[j] > 0.0 and -gj + 1e-12 < -gi:
+            if alpha[i] < ub[i] and alpha[j] > 0.0 and -gj + 1e-12 < -gi:
                 violating = True
-            elif alpha[i] > 0.0 and alpha[j] < 1.0 and -gi + 1e-12 < -gj:
+            elif alpha[i] > 0.0 and alpha[j] < ub[j] and -gi + 1e-12 < -gj:
                 violating = True
             if not violating:
                 continue
@@ -134,18 +136,18 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
             total = alpha[i] + alpha[j]
             alpha[i] = alpha[i] - delta
             alpha[j] = alpha[j] + delta
-            if total > 1.0:
-                if alpha[i] > 1.0:
-                    alpha[i] = 1.0
-                    alpha[j] = total - 1.0
+            if total > ub[i]:
+                if alpha[i] > ub[i]:
+                    alpha[i] = ub[i]
+                    alpha[j] = total - ub[i]
             else:
                 if alpha[j] < 0.0:
                     alpha[j] = 0.0
                     alpha[i] = total
-            if total > 1.0:
-                if alpha[j] > 1.0:
-                    alpha[j] = 1.0
-                    alpha[i] = total - 1.0
+            if total > ub[j]:
+                if alpha[j] > ub[j]:
+                    alpha[j] = ub[j]
+                    alpha[i] = total - ub[j]
             else:
                 if alpha[i] < 0.0:
                     alpha[i] = 0.0
@@ -168,8 +170,9 @@ def oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter, shrin
 
 
 @njit
-def oneclass_rho(indptr, indices, data, alpha, w):
-    """LIBLINEAR's rho: the mean of w'x_i over the free alpha_i, else the middle of the bounds."""
+def oneclass_rho(indptr, indices, data, upper, alpha, w):
+    """LIBLINEAR's rho: the mean of w'x_i over the free alpha_i, else the middle of the bounds
+    (``upper`` the rows' bounds)."""
     l = alpha.shape[0]
     nr_free = 0.0
     ub = np.inf
@@ -177,7 +180,7 @@ def oneclass_rho(indptr, indices, data, alpha, w):
     sum_free = 0.0
     for i in range(l):
         gi = _row_dot(indptr, indices, data, i, w)
-        if alpha[i] == 1.0:
+        if alpha[i] == upper[i]:
             if gi > lb:
                 lb = gi
         elif alpha[i] == 0.0:

@@ -26,7 +26,8 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
     """Up to ``n_iter`` outer iterations (fewer at convergence or ``max_iter``).
 
     indptr uint64, indices uint32, index int64 (the permutation; its first ``active`` entries
-    are the active rows).
+    are the active rows); ``lam`` and ``ub`` float64 per row (the diagonal term and the bound
+    of row i's variable: a scalar C's, or ``C W_i``'s with instance weights).
     fstate float64[3] = (Gmax_old, Gnorm1_init, scratch); istate int64[3] = (active_size,
     iterations, converged); rng uint64[33] (glibc emulation or splitmix).  Row ``t`` of ``hist``
     receives (Gmax, Gnorm1, active_size) of the t-th iteration done here; returns how many.
@@ -47,14 +48,16 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
             i = index[s]
             if s + _FAR < active:
                 r = index[s + _FAR]
-                sink += _pf(indptr, r) + _pf(beta, r) + _pf(qd, r) + _pf(y, r)
+                sink += _pf(indptr, r) + _pf(beta, r) + _pf(qd, r) + _pf(y, r) + _pf(lam, r)
             if s + _NEAR < active:
                 sink += pf_row(indptr, indices, data, index[s + _NEAR])
             p0 = indptr[i]
             p1 = indptr[i + 1]
             b = beta[i]
-            g = -y[i] + lam * b
-            h = qd[i] + lam
+            lam_i = lam[i]
+            ub_i = ub[i]
+            g = -y[i] + lam_i * b
+            h = qd[i] + lam_i
             dot = 0.0
             for k in range(p0, p1):
                 dot += w[indices[k]] * data[k]
@@ -72,7 +75,7 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
                     index[s] = index[active]
                     index[active] = i
                     continue
-            elif b >= ub:
+            elif b >= ub_i:
                 if gp > 0.0:
                     violation = gp
                 elif gp < -gmax_old:
@@ -80,7 +83,7 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
                     index[s] = index[active]
                     index[active] = i
                     continue
-            elif b <= -ub:
+            elif b <= -ub_i:
                 if gn < 0.0:
                     violation = -gn
                 elif gn > gmax_old:
@@ -107,10 +110,10 @@ def svr_iterations(indptr, indices, data, y, qd, beta, w, index, lam, ub, p, fst
             if abs(d) < 1.0e-12:
                 continue
             nb = b + d
-            if not (nb > -ub):
-                nb = -ub
-            if not (nb < ub):
-                nb = ub
+            if not (nb > -ub_i):
+                nb = -ub_i
+            if not (nb < ub_i):
+                nb = ub_i
             beta[i] = nb
             d = nb - b
             if d != 0.0:

@@ -2,7 +2,9 @@
 
 The maths
 ---------
-Primal (the problem of -s 0), per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label)::
+Primal (the problem of -s 0), per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label, times
+the row's instance weight ``W_i`` when the fit is given ``weights``; a row of weight 0 takes no
+part, :mod:`svmtool.solvers.common.weighted`)::
 
     min_w  1/2 w'w + sum_i C_i log(1 + exp(-y_i w'x_i))
 
@@ -56,8 +58,21 @@ LIBLINEAR_MAX_ITER = 300
 _ITERS_PER_CALL = 32
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """Train binary logistic regression by dual coordinate descent; see the module docstring."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """Train binary logistic regression by dual coordinate descent; see the module docstring.
+    ``weights``: one instance weight a row (row i's cost ``C_class W_i``), or None."""
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback)
+    return _fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, callback, weights)
+
+
+def _fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, callback, weights):
+    """:func:`fit` on rows of positive weight (or without weights)."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers.dual_cd._lr_dual_jit import lr_dual_iterations
     from svmtool.solvers.common.batches import Batches, replay, unsigned_views
@@ -73,6 +88,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     eps = default_eps("lr-dual") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     cost = np.where(y > 0, C_pos, C_neg)
+    if weights is not None:
+        cost = cost * weights
     xtx = row_sq_norms(indptr, data)
     alpha = np.empty(2 * l)
     alpha[0::2] = np.minimum(0.001 * cost, 1e-8)

@@ -9,6 +9,11 @@ option ``-n`` (default 0.5) and the labels ignored::
     dual     min_alpha  f(alpha) = 1/2 alpha'Q alpha,   0 <= alpha_i <= 1,  sum_i alpha_i = nu l,
              Q_ij = x_i'x_j,   w = sum_i alpha_i x_i.
 
+With instance weights ``W_i`` (the fit's ``weights``, as LIBSVM-weights' one-class SVM takes
+them) row ``i``'s hinge term is scaled by ``W_i``, ``nu l`` becomes ``nu sum_i W_i`` and the
+dual's box ``0 <= alpha_i <= W_i``; the start fills the rows in order up to their bounds; a row
+of weight 0 takes no part (:mod:`svmtool.solvers.common.weighted`).
+
 A row is an outlier (predicted -1) when ``w'x - rho <= 0``.  The method is Algorithm 7 of the
 supplementary material of Chou, Lin, Lin & Lin, "Dual coordinate-descent methods for linear
 one-class SVM and SVDD" (SDM 2020), LIBLINEAR's ``solve_oneclass_svm``: start from the first
@@ -43,8 +48,38 @@ from svmtool.solvers.common.result import SolverResult
 LIBLINEAR_MAX_ITER = 1000
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """Train a linear one-class SVM (labels and C are not used); see the module docstring."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """Train a linear one-class SVM (labels and C are not used); see the module docstring.
+    ``weights``: one instance weight a row (row i's bound ``W_i``), or None."""
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback)
+    return _fit(indptr, indices, data, n_features, params, callback, weights)
+
+
+def _start(l, nu, weights):
+    """(alpha, ub, total): the first point -- the rows in order at their bounds until
+    ``total = nu sum_i W_i`` is spent (LIBLINEAR's start without weights) --, the bounds and
+    that total."""
+    if weights is None:
+        alpha = np.zeros(l)
+        top = int(nu * l)
+        alpha[:top] = 1.0
+        if top < l:
+            alpha[top] = nu * l - top
+        return alpha, np.ones(l), nu * l
+    total = nu * float(weights.sum())
+    before = np.concatenate(([0.0], np.cumsum(weights)[:-1]))
+    alpha = np.clip(total - before, 0.0, weights)
+    return alpha, weights, total
+
+
+def _fit(indptr, indices, data, n_features, params, callback, weights):
+    """:func:`fit` on rows of positive weight (or without weights)."""
     from svmtool.ops.sparse import csr_dot_dense, csr_t_dot, row_sq_norms
     from svmtool.solvers.dual_cd._oneclass_jit import oneclass_cd, oneclass_rho
 
@@ -57,11 +92,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     data = np.ascontiguousarray(data, dtype=np.float64)
     l = indptr.shape[0] - 1
     n = int(n_features)
-    alpha = np.zeros(l)
-    top = int(nu * l)
-    alpha[:top] = 1.0
-    if top < l:
-        alpha[top] = nu * l - top
+    alpha, ub, total = _start(l, nu, weights)
     w = csr_t_dot(indptr, indices, data, alpha, n)
     qd = row_sq_norms(indptr, data)
     index = np.arange(l, dtype=np.int64)
@@ -69,9 +100,9 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     out = np.zeros(3)
     t_loop = time.perf_counter()
     if l:
-        oneclass_cd(indptr, indices, data, qd, alpha, w, index, eps, max_iter,
+        oneclass_cd(indptr, indices, data, qd, ub, alpha, w, index, eps, max_iter,
                     bool(params.shrinking), hist, out)
-        rho = float(oneclass_rho(indptr, indices, data, alpha, w))
+        rho = float(oneclass_rho(indptr, indices, data, ub, alpha, w))
     else:
         out[1] = 1.0
         rho = 0.0
@@ -82,7 +113,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
             callback(t + 1, {"violation": float(hist[t, 0]), "active_size": int(hist[t, 1])})
     ww = float(w @ w)
     margins = csr_dot_dense(indptr, indices, data, w)
-    primal = 0.5 * ww - nu * l * rho + float(np.maximum(0.0, rho - margins).sum())
+    hinge = np.maximum(0.0, rho - margins)
+    primal = 0.5 * ww - total * rho + float(hinge.sum() if weights is None else weights @ hinge)
     warning = None
     if not converged:
         warning = (f"one-class (-s 21) reached the maximum number of iterations ({max_iter}) "

@@ -2,8 +2,9 @@
 
 The maths
 ---------
-Primal, with real targets ``y_i``, one cost ``C`` for every row and the width ``p`` of the
-insensitive tube (``-p``, default 0.1)::
+Primal, with real targets ``y_i``, one cost ``C`` for every row (``C_i = C W_i`` with instance
+weights ``W_i``, the fit's ``weights``; a row of weight 0 takes no part) and the width ``p`` of
+the insensitive tube (``-p``, default 0.1)::
 
     min_w  1/2 w'w + C sum_i max(0, |w'x_i - y_i| - p)^2      L2 loss, -s 12 (svr-l2-dual)
     min_w  1/2 w'w + C sum_i max(0, |w'x_i - y_i| - p)        L1 loss, -s 13 (svr-l1-dual)
@@ -11,9 +12,9 @@ insensitive tube (``-p``, default 0.1)::
 Dual (Ho & Lin, "Large-scale linear support vector regression", JMLR 13, 2012), in one variable
 ``beta_i = alpha_i^+ - alpha_i^-`` per row::
 
-    min_beta  f(beta) = 1/2 beta'Q beta - y'beta + p |beta|_1 + lambda/2 beta'beta,
-              -U <= beta_i <= U,      Q_ij = x_i'x_j,
-    L2 loss: lambda = 1 / (2C), U = inf;      L1 loss: lambda = 0, U = C,
+    min_beta  f(beta) = 1/2 beta'Q beta - y'beta + p |beta|_1 + sum_i lambda_i/2 beta_i^2,
+              -U_i <= beta_i <= U_i,      Q_ij = x_i'x_j,
+    L2 loss: lambda_i = 1 / (2 C_i), U_i = inf;      L1 loss: lambda_i = 0, U_i = C_i,
 
 with ``w = sum_i beta_i x_i`` kept up to date.  A coordinate step minimises the one-variable
 problem ``g(d) = G d + H d^2/2 + p |beta_i + d|`` (``G = w'x_i - y_i + lambda beta_i``,
@@ -54,18 +55,31 @@ LIBLINEAR_MAX_ITER = 300      # train_one()'s dual_solver_max_iter
 _ITERS_PER_CALL = 64          # outer iterations per call of the jitted loop when reporting
 
 
-def svr_primal(margins, y, w, C, p, loss):
-    """``1/2 w'w + C sum loss`` from ``margins = X w``."""
+def svr_primal(margins, y, w, C, p, loss, weights=None):
+    """``1/2 w'w + C sum W_i loss_i`` from ``margins = X w`` (``weights`` None: every W_i 1)."""
     r = np.maximum(0.0, np.abs(margins - y) - p)
-    return 0.5 * float(w @ w) + C * float(np.sum(r * r if loss == "l2" else r))
+    r = r * r if loss == "l2" else r
+    return 0.5 * float(w @ w) + C * float(np.sum(r if weights is None else weights * r))
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        loss="l2"):
+        loss="l2", weights=None):
     """Train a linear SVR by dual coordinate descent; see the module docstring.
 
-    ``C_pos`` is the cost (``C_neg`` is ignored: regression has one C); ``y`` holds real targets.
+    ``C_pos`` is the cost (``C_neg`` is ignored: regression has one C); ``y`` holds real targets;
+    ``weights``: one instance weight a row (row i's cost ``C W_i``), or None.
     """
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback, loss=loss)
+    return _fit(indptr, indices, data, y, n_features, C_pos, params, callback, loss, weights)
+
+
+def _fit(indptr, indices, data, y, n_features, C_pos, params, callback, loss, weights):
+    """:func:`fit` on rows of positive weight (or without weights)."""
     from svmtool.ops.sparse import csr_dot_dense, row_sq_norms
     from svmtool.solvers.dual_cd._svr_jit import svr_iterations
     from svmtool.solvers.common.batches import Batches, replay, unsigned_views
@@ -87,7 +101,8 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     l = indptr.shape[0] - 1
     if y.shape[0] != l:
         raise ValueError(f"{y.shape[0]} targets for {l} rows")
-    lam, ub = (0.5 / C, np.inf) if loss == "l2" else (0.0, C)
+    cost = np.full(l, C) if weights is None else C * weights
+    lam, ub = (0.5 / cost, np.full(l, np.inf)) if loss == "l2" else (np.zeros(l), cost)
 
     qd = row_sq_norms(indptr, data)
     beta = np.zeros(l)
@@ -118,7 +133,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
 
     converged = bool(istate[2])
     margins = csr_dot_dense(indptr, indices, data, w)
-    primal = svr_primal(margins, y, w, C, p, loss)
+    primal = svr_primal(margins, y, w, C, p, loss, weights)
     f_beta = (0.5 * float(w @ w) + float(np.sum(p * np.abs(beta) - y * beta
                                                + 0.5 * lam * beta * beta)))
     warning = None

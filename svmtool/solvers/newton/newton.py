@@ -8,7 +8,9 @@ Minimise a twice (generalised-)differentiable objective (see
     -s 2 (newton)  f(w) = 1/2 w'w + sum_i C_i max(0, 1 - y_i w'x_i)^2
     -s 0 (lr)      f(w) = 1/2 w'w + sum_i C_i log(1 + exp(-y_i w'x_i))
 
-by Newton's method with the linear system ``H s = -g`` solved inexactly by preconditioned
+(``C_i`` the class's C times the row's instance weight when the fit is given ``weights``; a
+row of weight 0 takes no part, :mod:`svmtool.solvers.common.weighted`) by Newton's method with
+the linear system ``H s = -g`` solved inexactly by preconditioned
 conjugate gradient, as in Chapelle & Keerthi's "Large scale SVMs" (ICML 2008 workshop slides:
 "solve by CG (I + C X_sv' X_sv)^-1 grad; each iteration is a matrix-vector multiplication") and in
 LIBLINEAR 2.4x's ``NEWTON`` class (Galli & Lin, "A study on truncated Newton methods for linear
@@ -223,19 +225,30 @@ def _pcg(obj, g, M, want_xs):
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        loss="l2", oracle=None):
+        loss="l2", oracle=None, weights=None):
     """Train a binary L2-loss SVM (``loss="l2"``) or logistic regression (``loss="lr"``);
-    ``oracle``: the row passes (default: a LocalOracle over the arrays)."""
+    ``oracle``: the row passes (default: a LocalOracle over the arrays); ``weights``: one
+    instance weight a row (row i's cost ``C_class * W_i``; weight 0: the row takes no part),
+    or None."""
     from svmtool.engine.local import LocalOracle
+    from svmtool.solvers.common import weighted
     from svmtool.solvers.newton.objectives import make_objective
 
     t_start = time.perf_counter()
+    if oracle is None:
+        weights = weighted.checked(weights, len(indptr) - 1)
+        if weighted.has_zeros(weights):
+            return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features,
+                                         C_pos, C_neg, params, init_w=init_w,
+                                         callback=callback, loss=loss)
+    elif weights is not None:
+        raise ValueError("instance weights are taken with the arrays, not with an oracle")
     C_pos, C_neg = _costs(C_pos, C_neg)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     if oracle is None:
         oracle = LocalOracle(indptr, indices, data, n_features, threads=params.threads)
     _check_labels(y, oracle.n_rows)
-    cost = np.where(y > 0, C_pos, C_neg)
+    cost = weighted.row_costs(y, C_pos, C_neg, weights)
     obj = make_objective(loss, oracle, y, cost, free_last=not params.bias_reg.regularize)
     return _solve(obj, y, loss, params, init_w, callback, t_start)
 

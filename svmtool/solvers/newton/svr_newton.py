@@ -4,7 +4,10 @@ The maths
 ---------
 With real targets ``y_i``, one cost ``C`` and the tube width ``p`` (``-p``, default 0.1)::
 
-    min_w  f(w) = 1/2 w'w + C sum_i max(0, |w'x_i - y_i| - p)^2
+    min_w  f(w) = 1/2 w'w + C sum_i W_i max(0, |w'x_i - y_i| - p)^2
+
+(``W_i`` the instance weights when the fit is given ``weights``, else 1; a row of weight 0 takes
+no part, :mod:`svmtool.solvers.common.weighted`)
 
 ``f`` is convex and once differentiable with a piecewise-constant generalised Hessian
 ``H = I + 2C X_I' X_I`` over the rows outside the tube (``I = {i : |w'x_i - y_i| > p}``), the
@@ -38,18 +41,31 @@ from svmtool.solvers import default_eps
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        oracle=None):
+        oracle=None, weights=None):
     """Train a linear L2-loss SVR; ``C_pos`` is the cost (``C_neg`` ignored), ``y`` real;
-    ``oracle``: the row passes (default: a LocalOracle over the arrays)."""
+    ``oracle``: the row passes (default: a LocalOracle over the arrays); ``weights``: one
+    instance weight a row (row i's cost ``C * W_i``; weight 0: the row takes no part), or
+    None."""
     from svmtool.engine.local import LocalOracle
+    from svmtool.solvers.common import weighted
     from svmtool.solvers.newton.objectives import make_objective
 
     t_start = time.perf_counter()
+    if oracle is None:
+        weights = weighted.checked(weights, len(indptr) - 1)
+        if weighted.has_zeros(weights):
+            return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features,
+                                         C_pos, C_neg, params, init_w=init_w,
+                                         callback=callback)
+    elif weights is not None:
+        raise ValueError("instance weights are taken with the arrays, not with an oracle")
     C, params, y = _setup(C_pos, params, y)
     if oracle is None:
         oracle = LocalOracle(indptr, indices, data, n_features, threads=params.threads)
     _check_targets(y, oracle.n_rows)
     cost = np.full(oracle.n_rows, C)
+    if weights is not None:
+        cost = cost * weights
     obj = make_objective("svr", oracle, y, cost, p=float(params.svr.p),
                          free_last=not params.bias_reg.regularize)
     return _solve(obj, params, init_w, callback, t_start)

@@ -2,7 +2,9 @@
 
 The maths
 ---------
-With per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label)::
+With per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label, times the row's instance weight
+``W_i`` when the fit is given ``weights``; a row of weight 0 takes no part,
+:mod:`svmtool.solvers.common.weighted`)::
 
     min_w  F(w) = |w|_1 + sum_i C_i log(1 + exp(-y_i w'x_i))
 
@@ -54,10 +56,18 @@ MAX_NEWTON_ITER = 100          # LIBLINEAR's max_newton_iter
 MAX_CD_CYCLES = 1000           # LIBLINEAR's max_iter of the inner coordinate descent
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """Train binary L1-regularised logistic regression; see the module docstring."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """Train binary L1-regularised logistic regression; see the module docstring.
+    ``weights``: one instance weight a row (row i's cost ``C_class W_i``), or None."""
     from svmtool.ops.sparse import csr_dot_dense
     from svmtool.solvers.primal_cd._l1r_jit import l1r_lr
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback)
 
     t_start = time.perf_counter()
     y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
@@ -65,7 +75,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     eps = default_eps("l1r-lr") if params.eps is None else float(params.eps)
     max_newton = MAX_NEWTON_ITER if params.max_iter is None else int(params.max_iter)
     tol = class_tolerance(eps, y)
-    cost = np.where(y > 0, C_pos, C_neg)
+    cost = weighted.row_costs(y, C_pos, C_neg, weights)
     cptr, rows, vals = to_columns(indptr, indices, data, n)
     w = np.zeros(n)
     index = np.arange(n, dtype=np.int64)

@@ -2,7 +2,9 @@
 
 The maths
 ---------
-With per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label)::
+With per-example costs ``C_i`` (``C_pos`` / ``C_neg`` by label, times the row's instance weight
+``W_i`` when the fit is given ``weights``; a row of weight 0 takes no part,
+:mod:`svmtool.solvers.common.weighted`)::
 
     min_w  F(w) = |w|_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2
 
@@ -75,9 +77,17 @@ def class_tolerance(eps, y):
     return eps * max(min(pos, l - pos), 1) / max(l, 1)
 
 
-def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
-    """Train a binary L1-regularised L2-loss SVM; see the module docstring."""
+def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+        weights=None):
+    """Train a binary L1-regularised L2-loss SVM; see the module docstring.
+    ``weights``: one instance weight a row (row i's cost ``C_class W_i``), or None."""
     from svmtool.solvers.primal_cd._l1r_jit import l1r_l2_svc, weighted_column_sq
+    from svmtool.solvers.common import weighted
+
+    weights = weighted.checked(weights, len(indptr) - 1)
+    if weighted.has_zeros(weights):
+        return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features, C_pos,
+                                     C_neg, params, init_w=init_w, callback=callback)
 
     t_start = time.perf_counter()
     y, C_pos, C_neg = check_binary(len(indptr) - 1, y, C_pos, C_neg)
@@ -85,7 +95,7 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     eps = default_eps("l1r-l2") if params.eps is None else float(params.eps)
     max_iter = LIBLINEAR_MAX_ITER if params.max_iter is None else int(params.max_iter)
     tol = class_tolerance(eps, y)
-    cost = np.where(y > 0, C_pos, C_neg)
+    cost = weighted.row_costs(y, C_pos, C_neg, weights)
     cptr, rows, vals = to_columns(indptr, indices, data, n)
     vals *= y[rows]                      # y_i x_ij, as LIBLINEAR stores them
     xj_sq = weighted_column_sq(cptr, rows, vals, cost)
