@@ -226,7 +226,8 @@ class _OneVsRest:
                 from svmtool.solvers.common.warm import dual_start_of
 
                 alpha = dual_start_of(spec, params.dcd.warm_start, indptr, indices, data, yb,
-                                      c_pos, c_neg, init_w, n_cols)
+                                      c_pos, c_neg, init_w, n_cols,
+                                      weights=self.problem.weights)
                 p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
             init_w = None          # measured: the dual solvers gain nothing from a model's w
 
