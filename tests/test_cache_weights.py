@@ -180,3 +180,35 @@ def test_cli_bad_weights_cache_one_line(weighted, tmp_path):
     err = r.stderr.decode().strip()
     assert "\n" not in err and str(tmp_path / "t.cache") in err and "truncated" in err
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_svm_scale_keeps_cost_tokens(weighted, tmp_path):
+    """svm-scale of a weighted file: the C program's output of the same rows without their
+    cost: tokens (where installed), each line with its row's cost: token after the label."""
+    import shutil
+    import subprocess
+
+    (tmp_path / "w.txt").write_bytes(format_svmlight(weighted))
+    plain = weighted.take_rows(np.arange(weighted.n_rows))
+    plain.weights = None
+    (tmp_path / "p.txt").write_bytes(format_svmlight(plain))
+    r = run_cli("svm-scale", "-l", "0", "-u", "1", tmp_path / "w.txt")
+    assert r.returncode == 0, r.stderr
+    ours = r.stdout.decode().splitlines()
+    r0 = run_cli("svm-scale", "-l", "0", "-u", "1", tmp_path / "p.txt")
+    assert r0.returncode == 0, r0.stderr
+    exe = shutil.which("svm-scale")
+    if exe is not None:
+        ref = subprocess.run([exe, "-l", "0", "-u", "1", str(tmp_path / "p.txt")],
+                             capture_output=True, check=True).stdout
+        assert ref == r0.stdout
+    for line, base, wt in zip(ours, r0.stdout.decode().splitlines(), weighted.weights):
+        label, cost, rest = line.split(" ", 2)
+        assert cost.startswith("cost:") and float(cost[5:]) == wt
+        assert f"{label} {rest}" == base
+    (tmp_path / "s.txt").write_bytes(r.stdout)
+    assert load_data(tmp_path / "s.txt").weights.tobytes() == weighted.weights.tobytes()
+    # convert --scale keeps them too
+    r = run_cli("convert", "--scale", "0,1", tmp_path / "w.txt", tmp_path / "s.cache", "-q")
+    assert r.returncode == 0, r.stderr
+    assert load_cache(tmp_path / "s.cache").weights.tobytes() == weighted.weights.tobytes()
