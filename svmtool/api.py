@@ -61,6 +61,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         refuse_weights(problem, f"solver {spec.name}")
     _check_weights(problem)
     init_model = _init_model(init_model, spec)
+    if params.dask is not None:
+        refuse_weights(problem, "dask training")
     if params.dask is not None and spec.dask == "tasks":
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
     mode = _streaming_mode(problem, params, spec)
