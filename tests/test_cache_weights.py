@@ -212,3 +212,15 @@ def test_svm_scale_keeps_cost_tokens(weighted, tmp_path):
     r = run_cli("convert", "--scale", "0,1", tmp_path / "w.txt", tmp_path / "s.cache", "-q")
     assert r.returncode == 0, r.stderr
     assert load_cache(tmp_path / "s.cache").weights.tobytes() == weighted.weights.tobytes()
+
+
+def test_out_of_core_and_dask_refuse_a_weighted_cache(weighted, tmp_path):
+    """Out of core and dask do not carry weights yet: one line, exit 2, no model (never a
+    silently unweighted model)."""
+    save_cache(weighted, tmp_path / "w.cache")
+    for args in (["-s", "1", "--out-of-core"], ["-s", "2", "--dask", "local:1"]):
+        r = run_cli("train", *args, tmp_path / "w.cache", tmp_path / "m", "-q")
+        assert r.returncode == 2, r.stderr
+        err = r.stderr.decode()
+        assert err.count("\n") == 1 and "instance weights" in err, err
+        assert not (tmp_path / "m").exists()
