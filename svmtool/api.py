@@ -62,6 +62,8 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         refuse_weights(problem, f"solver {spec.name}", refused)
     _check_weights(problem)
     init_model = _init_model(init_model, spec)
+    if params.dask is not None:
+        refuse_weights(problem, "dask training")
     if params.dask is not None and spec.dask == "tasks":
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
     mode = _streaming_mode(problem, params, spec)
@@ -227,7 +229,8 @@ class _OneVsRest:
                 from svmtool.solvers.common.warm import dual_start_of
 
                 alpha = dual_start_of(spec, params.dcd.warm_start, indptr, indices, data, yb,
-                                      c_pos, c_neg, init_w, n_cols)
+                                      c_pos, c_neg, init_w, n_cols,
+                                      weights=self.problem.weights)
                 p = replace(params, dcd=replace(params.dcd, init_alpha=alpha))
             init_w = None          # measured: the dual solvers gain nothing from a model's w
 

@@ -197,12 +197,8 @@ def _read_data(ctx, input_path, zero_based, keep_comments, verify, quiet):
             head = f.read(len(CACHE_MAGIC))
         if is_cache(head):
             return load_cache(input_path, verify=True)
-    from svmtool.problem import refuse_weights
-
-    prob = load_data(input_path, zero_based=zero_based, comments=keep_comments,
+    return load_data(input_path, zero_based=zero_based, comments=keep_comments,
                      progress=show_progress(ctx, quiet))
-    refuse_weights(prob, "svmtool convert")     # no output format keeps them yet
-    return prob
 
 
 def _scale(ctx, prob, scale_to, scale_y, restore_ranges, quiet):
@@ -276,7 +272,6 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
 
     from svmtool.io.cache_stream import stream_cache
     from svmtool.io.svmlight import iter_data_chunks
-    from svmtool.problem import refuse_weights
 
     t0, jit0 = time.perf_counter(), jit_clock()
     block = max(1 << 16, int(block_mb * (1 << 20)))
@@ -290,7 +285,6 @@ def _stream(ctx, input_path, output_path, fmt_out, shards, zero_based, keep_comm
     def tick(chunk):
         if bar is not None:
             bar.update(chunk.n_rows)
-        refuse_weights(chunk, "svmtool convert")    # the cache does not keep them yet
 
     # (a cache arriving on stdin is recognised here too, and read whole)
     chunks = iter_data_chunks(input_path, chunk_bytes=block, zero_based=zero_based,

@@ -107,7 +107,8 @@ def prepare(ctx, a, quiet):
     if kind == "linear":
         log2g = a.log2p                   # a linear solver has no gamma; an SVR's p, if given
         runner = path_solver(spec)
-        if runner is not spec and "e" not in a.train:
+        if runner is not spec and "e" not in a.train and (
+                prob.weights is None or runner.instance_weights):
             if not quiet:
                 click.echo(f"svmtool: the C path of -s {spec.name} runs -s {runner.name}, "
                            f"LIBLINEAR's -C solver of the same problem ({spec.problem}); "

@@ -1,13 +1,50 @@
-"""``svmtool info MODEL [--json]``: what a model file is, in any format svmtool reads."""
+"""``svmtool info FILE [--json]``: what a model file is, in any format svmtool reads, or what a
+binary data cache holds (rows, features, and whether it carries instance weights)."""
 
 import click
 
 from svmtool.cli.common import quiet_option
 
 
-def describe(path):
-    """A dict describing the model file at ``path`` (format, type, classes, features, ...)."""
+def describe_cache(path):
+    """A dict describing the binary cache at ``path``: its header's facts and, when it carries
+    instance weights, their count, sum, minimum and maximum (read from the mapped file)."""
     import numpy as np
+
+    from svmtool.io.cache import cache_info, load_cache
+
+    facts = cache_info(path)
+    out = {"file": path, "format": "svmtool cache", "size": facts["bytes"],
+           "cache_version": facts["version"], "rows": facts["n_rows"],
+           "features": facts["n_features"], "nonzeros": facts["nnz"], "qid": facts["qid"],
+           "weights": facts["weights"]}
+    if facts["weights"]:
+        w = np.asarray(load_cache(path, mmap="r").weights)
+        out["weights_sum"] = float(w.sum())
+        out["weights_min"] = float(w.min()) if len(w) else 0.0
+        out["weights_max"] = float(w.max()) if len(w) else 0.0
+    return out
+
+
+def _is_cache_path(path):
+    from svmtool.io.cache import CACHE_MAGIC, is_cache
+
+    if path == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return is_cache(f.read(len(CACHE_MAGIC)))
+    except OSError:
+        return False
+
+
+def describe(path):
+    """A dict describing the model file at ``path`` (format, type, classes, features, ...),
+    or the data cache at ``path`` (:func:`describe_cache`)."""
+    import numpy as np
+
+    if _is_cache_path(path):
+        return describe_cache(path)
 
     from svmtool.io.model_io import load_model, model_format
     from svmtool.io.model_text import decode, read_bytes
@@ -98,12 +135,13 @@ def text_lines(d):
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("model_file", metavar="MODEL")
+@click.argument("model_file", metavar="FILE")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text lines.")
 @quiet_option
 def command(model_file, as_json, quiet):
-    """Describe MODEL: format, solver type, classes, features, bias, kernel, support vectors,
-    non-zero weights, file size.  Reads every model format svmtool reads; - for stdin."""
+    """Describe FILE, a model: format, solver type, classes, features, bias, kernel, support
+    vectors, non-zero weights, file size (every model format svmtool reads; - for stdin); or a
+    binary data cache: rows, features, non-zeros, and its instance weights (sum, min, max)."""
     d = describe(model_file)
     if as_json:
         import json

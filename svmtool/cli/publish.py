@@ -208,6 +208,11 @@ def _record_data(rec, job, prob, t_read):
                         "d": prob.n_features, "nnz": prob.nnz})
     if job.spec.task != "ranking":
         rec["data"]["classes"] = sorted(float(v) for v in np.unique(prob.y))
+    if prob.weights is not None:
+        # the instance weights trained with: where from, and their sum (a changed file shows)
+        _, w_digest = file_facts(job.weight_file)
+        rec["data"]["weights"] = {"from": job.weight_file or "cost: tokens",
+                                  "sha256": w_digest, "sum": float(np.sum(prob.weights))}
     rec["times"] = {"read": t_read}
 
 

@@ -6,7 +6,8 @@ with ``svmtool convert data.txt data.cache`` and read from the cache afterwards.
 reads data through :func:`svmtool.io.svmlight.load_data`, which recognises a cache by its first
 eight bytes (:data:`CACHE_MAGIC`), so a cache can stand wherever a data file is expected.
 
-Layout (format version 1, all integers little-endian)::
+Layout (format version 2 for a problem with instance weights, 1 otherwise; all integers
+little-endian)::
 
     offset  size  field
          0     8  CACHE_MAGIC  b"\\x93SVMTC\\r\\n" (not text, not gzip/bz2/xz/npy; the CR LF
@@ -14,7 +15,7 @@ Layout (format version 1, all integers little-endian)::
          8     4  version      uint32, 1
         12     4  header_size  uint32, bytes before the first array (a multiple of 64)
         16     4  flags        uint32, bit 0: qid present, bit 1: comments present,
-                                bit 2: data_crc is set
+                                bit 2: data_crc is set, bit 3: weights present (version 2)
         20     4  index_size   uint32, 4 (int32 indices) or 8 (int64 indices)
         24     8  n_rows       int64
         32     8  n_features   int64
@@ -26,6 +27,18 @@ Layout (format version 1, all integers little-endian)::
        156     4  header_crc   uint32, zlib.crc32 of bytes 0..155
        160        zero padding to header_size
 
+    Version 2 has a seventh array entry, the instance weights, so from offset 48 on::
+
+        48   112  arrays       7 x (offset int64, nbytes int64): the six above, then weights
+       160     8  total_size   int64
+       168     4  data_crc     uint32
+       172     4  header_crc   uint32, zlib.crc32 of bytes 0..171
+       176        zero padding to header_size
+
+    A problem without weights is written as version 1, byte for byte what svmtool wrote before
+    weights existed, so older svmtool releases still read it; one with weights is written as
+    version 2, which those releases refuse by its version number rather than misread.
+
     then each array at an offset that is a multiple of 64 (zero padding between arrays):
       indptr  int64  n_rows + 1, starting at 0
       indices int32 or int64, nnz (0-based columns)
@@ -33,6 +46,7 @@ Layout (format version 1, all integers little-endian)::
       y       float64, n_rows
       qid     int64, n_rows                     (optional)
       comments UTF-8 text, the n_rows comments joined by "\\n"   (optional)
+      weights float64, n_rows, each finite and >= 0 (version 2, optional): Problem.weights
 
 Loading checks the magic, the version, the header checksum and the file's length, which catches
 truncated, foreign and newer files at no cost proportional to the data.  ``verify=True`` also
@@ -52,22 +66,26 @@ from svmtool.io.magic import CACHE_MAGIC, is_cache
 from svmtool.io.output import open_output
 from svmtool.problem import Problem
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2              # the newest version read and written (1 is read and written too)
 ALIGN = 64
 
 FLAG_QID = 1
 FLAG_COMMENTS = 2
 FLAG_DATA_CRC = 4
-_KNOWN_FLAGS = FLAG_QID | FLAG_COMMENTS | FLAG_DATA_CRC
+FLAG_WEIGHTS = 8
+_KNOWN_FLAGS = {1: FLAG_QID | FLAG_COMMENTS | FLAG_DATA_CRC,
+                2: FLAG_QID | FLAG_COMMENTS | FLAG_DATA_CRC | FLAG_WEIGHTS}
 
 # magic, version, header_size, flags, index_size, n_rows, n_features, nnz,
-# 6 x (offset, nbytes), total_size, data_crc
-_HEAD = struct.Struct("<8sIIII3q12qqI")
+# 6 (version 1) or 7 (version 2) x (offset, nbytes), total_size, data_crc
+_HEADS = {1: struct.Struct("<8sIIII3q12qqI"), 2: struct.Struct("<8sIIII3q14qqI")}
+_HEAD = _HEADS[1]
 _CRC = struct.Struct("<I")
-_HEADER_SIZE = 192                       # _HEAD.size + 4 rounded up to a multiple of ALIGN
-assert _HEAD.size + _CRC.size <= _HEADER_SIZE and _HEADER_SIZE % ALIGN == 0
+_HEADER_SIZE = 192                       # the larger head + 4 rounded up to a multiple of ALIGN
+assert max(h.size for h in _HEADS.values()) + _CRC.size <= _HEADER_SIZE
+assert _HEADER_SIZE % ALIGN == 0
 
-_NAMES = ("indptr", "indices", "data", "y", "qid", "comments")
+_NAMES = ("indptr", "indices", "data", "y", "qid", "comments", "weights")
 
 
 def _align(n):
@@ -102,7 +120,14 @@ def _arrays_of(problem):
         if any("\n" in t for t in texts):
             raise ValueError("a comment contains a newline")
         comments = np.frombuffer("\n".join(texts).encode("utf-8"), dtype=np.uint8)
-    return [indptr, indices, data, y, qid, comments]
+    weights = None
+    if getattr(problem, "weights", None) is not None:
+        weights = np.ascontiguousarray(problem.weights, dtype="<f8")
+        if weights.shape != (n_rows,):
+            raise ValueError(f"{weights.size} instance weights for {n_rows} rows")
+        if not (np.all(np.isfinite(weights)) and np.all(weights >= 0)):
+            raise ValueError("instance weights must be finite numbers >= 0")
+    return [indptr, indices, data, y, qid, comments, weights]
 
 
 def _layout(nbytes, checksum, crc):
@@ -122,13 +147,20 @@ def _layout(nbytes, checksum, crc):
 
 
 def _pack_header(n_rows, n_features, nnz, index_size, nbytes, checksum, crc):
-    """(header bytes, table) of a cache whose arrays have ``nbytes`` (None: absent)."""
+    """(header bytes, table) of a cache whose arrays have ``nbytes`` (None: absent): version 2
+    when the weights (the seventh array) are present, version 1 (six arrays) otherwise."""
+    nbytes = list(nbytes) + [None] * (len(_NAMES) - len(nbytes))
+    version = 2 if nbytes[6] is not None else 1
+    if version == 1:
+        nbytes = nbytes[:6]
     table, total = _layout(nbytes, checksum, crc)
     flags = ((FLAG_QID if nbytes[4] is not None else 0)
              | (FLAG_COMMENTS if nbytes[5] is not None else 0)
-             | (FLAG_DATA_CRC if checksum else 0))
-    head = _HEAD.pack(CACHE_MAGIC, CACHE_VERSION, _HEADER_SIZE, flags, index_size,
-                      n_rows, int(n_features), nnz, *table, total, crc if checksum else 0)
+             | (FLAG_DATA_CRC if checksum else 0)
+             | (FLAG_WEIGHTS if version == 2 else 0))
+    head = _HEADS[version].pack(CACHE_MAGIC, version, _HEADER_SIZE, flags, index_size,
+                                n_rows, int(n_features), nnz, *table, total,
+                                crc if checksum else 0)
     head += _CRC.pack(zlib.crc32(head))
     return head, table, total
 
@@ -182,29 +214,24 @@ def _parse_header(buf, size, name):
                   f"{CACHE_VERSION}); convert the data again or upgrade svmtool")
     if version < 1:
         raise CacheFormatError(name, f"unknown cache format version {version}")
-    if len(buf) < _HEAD.size + _CRC.size:
+    head = _HEADS[version]
+    if len(buf) < head.size + _CRC.size:
         raise CacheFormatError(
             name, f"truncated cache: expected at least {_HEADER_SIZE} bytes, found {size}")
-    stored_crc = _CRC.unpack_from(buf, _HEAD.size)[0]
-    if zlib.crc32(bytes(buf[: _HEAD.size])) != stored_crc:
+    stored_crc = _CRC.unpack_from(buf, head.size)[0]
+    if zlib.crc32(bytes(buf[: head.size])) != stored_crc:
         raise CacheFormatError(name, "corrupt cache: header checksum does not match")
-    fields = _HEAD.unpack_from(buf, 0)
-    h = _Header()
-    (_, h.version, h.header_size, h.flags, h.index_size, h.n_rows, h.n_features,
-     h.nnz) = fields[:8]
-    table = fields[8:20]
-    h.total_size, h.data_crc = fields[20], fields[21]
-    h.table = [(table[2 * i], table[2 * i + 1]) for i in range(6)]
-    if h.header_size < _HEAD.size + _CRC.size or h.header_size % ALIGN:
+    h = _unpack(head.unpack_from(buf, 0))
+    if h.header_size < head.size + _CRC.size or h.header_size % ALIGN:
         raise CacheFormatError(name, f"corrupt cache: header size {h.header_size}")
-    if h.flags & ~_KNOWN_FLAGS:
+    if h.flags & ~_KNOWN_FLAGS[h.version]:
         raise CacheFormatError(name, f"corrupt cache: unknown flags {h.flags:#x}")
     if h.index_size not in (4, 8):
         raise CacheFormatError(name, f"corrupt cache: index size {h.index_size}")
     if h.n_rows < 0 or h.nnz < 0 or h.n_features < 0:
         raise CacheFormatError(name, "corrupt cache: negative size in header")
     expected = [(h.n_rows + 1) * 8, h.nnz * h.index_size, h.nnz * 8, h.n_rows * 8,
-                h.n_rows * 8 if h.flags & FLAG_QID else 0, None]
+                h.n_rows * 8 if h.flags & FLAG_QID else 0, None, h.n_rows * 8]
     for i, (off, nbytes) in enumerate(h.table):
         if not _present(h, i):
             if off or nbytes:
@@ -224,13 +251,27 @@ def _parse_header(buf, size, name):
     return h
 
 
+def _unpack(fields):
+    """A _Header of the unpacked fields of a version 1 or 2 head (6 or 7 array entries); a
+    version 1 header's weights entry is (0, 0), absent."""
+    h = _Header()
+    (_, h.version, h.header_size, h.flags, h.index_size, h.n_rows, h.n_features,
+     h.nnz) = fields[:8]
+    k = (len(fields) - 10) // 2
+    table = fields[8:8 + 2 * k]
+    h.total_size, h.data_crc = fields[8 + 2 * k], fields[9 + 2 * k]
+    h.table = [(table[2 * i], table[2 * i + 1]) for i in range(k)]
+    h.table += [(0, 0)] * (len(_NAMES) - k)
+    return h
+
+
 def _present(h, i):
     return i < 4 or (i == 4 and bool(h.flags & FLAG_QID)) or (
-        i == 5 and bool(h.flags & FLAG_COMMENTS))
+        i == 5 and bool(h.flags & FLAG_COMMENTS)) or (i == 6 and bool(h.flags & FLAG_WEIGHTS))
 
 
 def _kinds(h):
-    return ["<i8", "<i4" if h.index_size == 4 else "<i8", "<f8", "<f8", "<i8", "u1"]
+    return ["<i8", "<i4" if h.index_size == 4 else "<i8", "<f8", "<f8", "<i8", "u1", "<f8"]
 
 
 def _views(h, buf):
@@ -246,7 +287,7 @@ def _views(h, buf):
 
 
 def _build(h, arrays, name, verify):
-    indptr, indices, data, y, qid, comments = arrays
+    indptr, indices, data, y, qid, comments, weights = arrays
     if verify:
         crc = 0
         for a in arrays:
@@ -270,8 +311,22 @@ def _build(h, arrays, name, verify):
                                     (indptr, indices, data, y))
         if qid is not None:
             qid = qid.astype(qid.dtype.newbyteorder("="))
+        if weights is not None:
+            weights = weights.astype(weights.dtype.newbyteorder("="))
+    _check_weights(weights, name)
     return Problem(indptr, indices, data, y, int(h.n_features), qid=qid, comments=text,
-                   source=name)
+                   weights=weights, source=name)
+
+
+def _check_weights(weights, name):
+    """CacheFormatError unless every stored weight is finite and >= 0 (one pass over n_rows
+    values, cheap beside the data; a reader trusts a loaded problem's weights)."""
+    if weights is None:
+        return
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))
+    if len(bad):
+        raise CacheFormatError(name, f"corrupt cache: instance weight of row {int(bad[0]) + 1} "
+                                     f"is {float(weights[bad[0]])!r} (a weight is finite, >= 0)")
 
 
 VERIFY_VALUES = 1 << 22        # stored values per piece of the structure check
@@ -374,4 +429,5 @@ def cache_info(path):
         h = _parse_header(f.read(_HEADER_SIZE), size, os.fspath(path))
     return {"version": h.version, "n_rows": h.n_rows, "n_features": h.n_features, "nnz": h.nnz,
             "qid": bool(h.flags & FLAG_QID), "comments": bool(h.flags & FLAG_COMMENTS),
-            "index_bytes": h.index_size, "bytes": h.total_size}
+            "weights": bool(h.flags & FLAG_WEIGHTS), "index_bytes": h.index_size,
+            "bytes": h.total_size}

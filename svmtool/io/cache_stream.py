@@ -11,7 +11,7 @@ import zlib
 
 import numpy as np
 
-from svmtool.io.cache import CACHE_VERSION, _NAMES, _pack_header
+from svmtool.io.cache import _NAMES, _pack_header
 from svmtool.io.output import open_output
 
 
@@ -55,6 +55,7 @@ class CacheWriter:
         self.nnz = 0
         self.n_features = 0
         self.has_qid = False
+        self.has_weights = False
         self._files["indptr"].write(np.zeros(1, dtype="<i8").tobytes())
 
     def __enter__(self):
@@ -103,6 +104,7 @@ class CacheWriter:
             self._put("qid", np.asarray(problem.qid).astype("<i8", copy=False))
         else:
             self._put("qid", np.zeros(rows, dtype="<i8"))
+        self._put_weights(problem, rows)
         if self.comments:
             texts = [""] * rows if problem.comments is None else [
                 "" if c is None else str(c) for c in problem.comments]
@@ -116,6 +118,19 @@ class CacheWriter:
         self.nnz += stop - start
         self.n_features = max(self.n_features, int(problem.n_features))
 
+    def _put_weights(self, problem, rows):
+        """The chunk's instance weights (1 for each row of a chunk without them: a file whose
+        later rows carry cost: tokens weighs its earlier rows 1, as the text reader does)."""
+        w = getattr(problem, "weights", None)
+        if w is not None:
+            w = np.asarray(w, dtype="<f8")
+            if w.shape != (rows,):
+                raise ValueError(f"{w.size} instance weights for {rows} rows")
+            if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+                raise ValueError("instance weights must be finite numbers >= 0")
+            self.has_weights = True
+        self._put("weights", np.ones(rows, dtype="<f8") if w is None else w)
+
     def finish(self, n_features=None):
         """Write the cache; returns :func:`cache_info`-style facts (without reading it back)."""
         if n_features is not None:
@@ -124,7 +139,7 @@ class CacheWriter:
                                  f"n_features={n_features}")
             self.n_features = int(n_features)
         names = [n for n in _NAMES if not (n == "qid" and not self.has_qid)
-                 and n in self._files]
+                 and not (n == "weights" and not self.has_weights) and n in self._files]
         sizes = {}
         for name, f in self._files.items():
             f.flush()
@@ -150,9 +165,9 @@ class CacheWriter:
                 written += sizes[name]
             if written < total:
                 out.write(b"\0" * (total - written))
-        return {"version": CACHE_VERSION, "n_rows": self.n_rows, "n_features": self.n_features,
+        return {"version": 2 if self.has_weights else 1, "n_rows": self.n_rows, "n_features": self.n_features,
                 "nnz": self.nnz, "qid": self.has_qid, "comments": self.comments,
-                "index_bytes": 4, "bytes": total}
+                "weights": self.has_weights, "index_bytes": 4, "bytes": total}
 
     def _scan(self, name, crc, out):
         """Read section ``name`` in pieces: its CRC continued from ``crc``, or copied to ``out``."""

@@ -227,7 +227,7 @@ def scale(problem, ranges, *, warn=None):
         else:
             y = np.where(y == y_min, y_lower, y)
     return Problem(out_indptr, out_indices, out_data, y, n, qid=problem.qid,
-                   comments=problem.comments, source=problem.source)
+                   comments=problem.comments, weights=problem.weights, source=problem.source)
 
 
 def _num(x):
@@ -354,8 +354,11 @@ def iter_svm_scale_text(problem, rows_per_chunk=8192):
     """Scaled data as svm-scale prints it, in bytes chunks: the label with 17 significant
     digits, every feature as ``index:%g`` (six significant digits), each token followed by a
     space, one row a line.  ``svmtool convert --scale`` writes exact numbers instead; this is the
-    byte-for-byte form of LIBSVM's own program, for ``svmtool svm-scale``."""
+    byte-for-byte form of LIBSVM's own program, for ``svmtool svm-scale``.  A row's instance
+    weight (SVMlight's ``cost:``, which LIBSVM's svm-scale does not read) is kept as a
+    ``cost:<w>`` token after the label, its shortest exact decimal."""
     indptr, indices, data, y = problem.indptr, problem.indices, problem.data, problem.y
+    weights = problem.weights
     n = problem.n_rows
     for start in range(0, n, rows_per_chunk):
         stop = min(n, start + rows_per_chunk)
@@ -363,6 +366,8 @@ def iter_svm_scale_text(problem, rows_per_chunk=8192):
         for i in range(start, stop):
             a, b = int(indptr[i]), int(indptr[i + 1])
             toks = ["%.17g " % float(y[i])]
+            if weights is not None:
+                toks.append(f"cost:{_num(float(weights[i]))} ")
             toks.extend("%d:%g " % (int(j) + 1, float(v))
                         for j, v in zip(indices[a:b], data[a:b]))
             toks.append("\n")

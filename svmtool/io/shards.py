@@ -64,13 +64,15 @@ def write_shards(cache_path, index_path, n_shards, *, checksum=True):
         # save_cache takes the rows' values from indptr's positions in the whole arrays
         part = Problem(prob.indptr[a:b + 1], prob.indices, prob.data, prob.y[a:b],
                        prob.n_features, qid=None if prob.qid is None else prob.qid[a:b],
-                       comments=None if prob.comments is None else prob.comments[a:b])
+                       comments=None if prob.comments is None else prob.comments[a:b],
+                       weights=None if prob.weights is None else prob.weights[a:b])
         save_cache(part, os.path.join(folder, names[k]), checksum=checksum)
         shards.append({"path": names[k], "rows": [a, b], "nnz": hi - lo,
                        "bytes": os.path.getsize(os.path.join(folder, names[k]))})
     index = {"format": SHARD_INDEX_FORMAT, "version": SHARD_INDEX_VERSION,
              "n_rows": prob.n_rows, "n_features": int(prob.n_features), "nnz": prob.nnz,
-             "qid": prob.qid is not None, "shards": shards}
+             "qid": prob.qid is not None, "weights": prob.weights is not None,
+             "shards": shards}
     text = json.dumps(index, indent=1) + "\n"
     with open_output(index_path, "w") as f:
         f.write(text)
@@ -115,6 +117,10 @@ def read_shard_index(path):
             if info["n_rows"] != b - a or info["n_features"] != n_features:
                 raise CacheFormatError(sh["path"], "shard does not match its index "
                                                    f"({name})")
+            if info["weights"] != bool(index.get("weights", False)):
+                raise CacheFormatError(sh["path"], "shard " + (
+                    "has no instance weights" if index.get("weights") else
+                    "has instance weights") + f", unlike its index ({name})")
         if row != int(index["n_rows"]):
             raise CacheFormatError(name, f"the shards hold {row} rows, the index says "
                                          f"{index['n_rows']}")
@@ -143,6 +149,9 @@ class ShardedProblem(Problem):
             if parts else np.zeros(0)
         qids = [p.qid for p in parts]
         self.qid = np.concatenate(qids) if parts and all(q is not None for q in qids) else None
+        ws = [p.weights for p in parts]
+        self.weights = np.concatenate(ws) if parts and all(w is not None for w in ws) \
+            else None
         self.comments = None
         if comments and parts and all(p.comments is not None for p in parts):
             self.comments = [c for p in parts for c in p.comments]

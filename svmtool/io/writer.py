@@ -1,7 +1,8 @@
 """Writing svmlight / libsvm text, fast, with numbers that read back bit for bit.
 
-Each line is ``<label> [qid:<q>] <index>:<value> ... [#<comment>]`` with one-based indices (or
-zero-based on request).  Every number is written as the shortest decimal that converts back to
+Each line is ``<label> [qid:<q>] [cost:<w>] <index>:<value> ... [#<comment>]`` with one-based
+indices (or zero-based on request); ``cost:`` (SVMlight's per-example cost) is written when the
+problem has instance weights.  Every number is written as the shortest decimal that converts back to
 exactly the same double -- the digits Python's ``repr`` gives, in the same notation, except that
 integral values are written without ``.0`` (``1``, ``-1``, ``3``, ``1e+16``).  ``-0.0`` is written
 ``-0``.  A comment is written after ``" #"`` exactly as stored, so text read with comments kept
@@ -76,7 +77,7 @@ def _as_problem(problem_or_X, y, qid, comments):
             p = Problem(p.indptr, p.indices, p.data,
                         p.y if y is None else np.asarray(y, dtype=np.float64).reshape(-1),
                         p.n_features, qid=p.qid if qid is None else qid,
-                        comments=p.comments, source=p.source)
+                        comments=p.comments, weights=p.weights, source=p.source)
     else:
         if y is None:
             raise ValueError("dump_svmlight(X, dest, y): y is required when X is not a Problem")
@@ -111,6 +112,7 @@ def iter_svmlight_bytes(problem, *, zero_based=False, comments=None, block_nnz=B
     has_qid = p.qid is not None
     qid_all = np.ascontiguousarray(p.qid, dtype=np.int64) if has_qid else _EMPTY_I64
     has_comments = comments is not None
+    weights = None if p.weights is None else np.asarray(p.weights, dtype=np.float64)
     base = 0 if zero_based else 1
     idx_chars = 11 if indices.dtype == np.int32 else 20
     tmp = np.zeros(64, dtype=np.uint8)
@@ -148,8 +150,46 @@ def iter_svmlight_bytes(problem, *, zero_based=False, comments=None, block_nnz=B
                           dv.off, yv, dy.m, dy.e, dy.blob, dy.off,
                           qid_all[r0:r1] if has_qid else qid_all, has_qid, cblob, coff,
                           has_comments, out)
-        yield memoryview(out)[:used]
+        if weights is None:
+            yield memoryview(out)[:used]
+        else:
+            yield memoryview(_with_costs(out[:used], weights[r0:r1], has_qid))
         r0 = r1
+
+
+_COST = np.frombuffer(b" cost:", dtype=np.uint8)
+
+
+def _with_costs(text, weights, has_qid):
+    """The block of lines ``text`` (uint8, one row a line) with `` cost:<w>`` inserted after
+    each line's label (and qid): the weights' digits come from the writer itself (as the
+    labels of a problem without features), the insertion is a scatter, no loop over rows."""
+    n = len(weights)
+    digits = np.frombuffer(format_svmlight(Problem(
+        np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+        np.zeros(0, dtype=np.float64), weights, 0)), dtype=np.uint8)
+    ends = np.flatnonzero(digits == 10)
+    tok_len = np.diff(np.concatenate(([-1], ends))) - 1 + len(_COST)
+    tok_start = np.concatenate(([0], np.cumsum(tok_len)[:-1]))
+    ins = np.empty(int(tok_len.sum()), dtype=np.uint8)
+    prefix = np.zeros(len(ins), dtype=bool)
+    at = (tok_start[:, None] + np.arange(len(_COST))[None, :]).reshape(-1)
+    prefix[at] = True
+    ins[at] = np.tile(_COST, n)
+    ins[~prefix] = digits[digits != 10]
+    # where each row's token goes: before the delimiter that ends its label (or its qid)
+    starts = np.concatenate(([0], np.flatnonzero(text == 10)[:-1] + 1))
+    delims = np.flatnonzero((text == 32) | (text == 10))
+    where = delims[np.searchsorted(delims, starts) + (1 if has_qid else 0)]
+    inc = np.zeros(len(text), dtype=np.int64)
+    inc[where] = tok_len
+    dest = np.arange(len(text)) + np.cumsum(inc)
+    out = np.empty(len(text) + len(ins), dtype=np.uint8)
+    filled = np.zeros(len(out), dtype=bool)
+    out[dest] = text
+    filled[dest] = True
+    out[~filled] = ins
+    return out
 
 
 def dump_svmlight(problem_or_X, dest, y=None, *, qid=None, zero_based=False, comments=None):

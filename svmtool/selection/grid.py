@@ -54,6 +54,18 @@ class GridOptions:
     fold_groups: Optional[int] = None  # units per gamma (None: enough for the threads)
 
 
+def _refuse_weights(problem, spec, kind):
+    """Instance weights go with the folds (``take_rows``) to the linear path's fits and to
+    ``api.train`` (the generic cells); the kernel and early grids' own solvers do not take
+    them yet, nor does a solver whose registry entry says it does not."""
+    from svmtool.problem import refuse_weights
+
+    if kind in ("kernel", "early"):
+        refuse_weights(problem, f"svmtool grid's {kind} cells")
+    if not spec.instance_weights:
+        refuse_weights(problem, f"solver {spec.name}")
+
+
 def run_grid(problem, params, gspec: GridSpec, spec, opts: GridOptions, *, resumed=None,
              on_cell=None, folds=None, cells=None, c_scale=1.0):
     """Score every cell of ``gspec`` (or of ``cells``, a subset) not in ``resumed``
@@ -62,9 +74,6 @@ def run_grid(problem, params, gspec: GridSpec, spec, opts: GridOptions, *, resum
     ``on_cell(cell)`` is called for every finished cell in the order of ``opts.order``, from
     this thread or a worker thread (one at a time).  Returns a :class:`GridResult` whose
     ``best`` is grid.py's best over the resumed and the new cells."""
-    from svmtool.problem import refuse_weights
-
-    refuse_weights(problem, "svmtool grid")
     t0 = time.perf_counter()
     resumed = dict(resumed or {})
     if opts.order not in ORDERS:
@@ -74,6 +83,7 @@ def run_grid(problem, params, gspec: GridSpec, spec, opts: GridOptions, *, resum
     keep = None if cells is None else set(cells)
     todo = [cell for cell in emit_order if cell not in resumed and (keep is None or cell in keep)]
     kind = kind_of(spec, params)
+    _refuse_weights(problem, spec, kind)
     if folds is None:
         folds = make_folds(problem, spec, gspec.fold, opts)
     done = []

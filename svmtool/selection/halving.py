@@ -49,10 +49,9 @@ def run_halving(problem, params, grid, spec, opts, *, resumed=None, on_cell=None
                 say=None, eta=ETA):
     """The rounds on samples, then :func:`svmtool.selection.grid.run_grid` on the cells kept
     (lines and ``.out`` as the plain grid); ``res.extra['halving']`` tells each round."""
-    from svmtool.problem import refuse_weights
     from svmtool.selection.grid import make_folds, run_grid
 
-    refuse_weights(problem, "svmtool grid")
+    # (instance weights: run_grid refuses them where its cells do not carry them)
 
     resumed = dict(resumed or {})
     order = grid.cells("grid")

@@ -188,6 +188,33 @@ def with_labels(problem, y, qid=None):
     return out
 
 
+def with_sample_weight(problem, sample_weight):
+    """``problem`` with ``sample_weight`` as its instance weights (row i's C times it; 0: the
+    row takes no part); the problem as it is when None or all ones (a cache's or a file's own
+    weights, if it has them, stay).  A ValueError for weights that are not one finite number >= 0 a row,
+    or that come on top of the data's own weights (a cache's section or ``cost:`` tokens: the
+    two are not multiplied, give them one way)."""
+    if sample_weight is None:
+        return problem
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(problem.n_rows, float(w))
+    if w.shape != (problem.n_rows,):
+        raise ValueError(f"sample_weight has shape {w.shape}, expected ({problem.n_rows},)")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise ValueError("sample_weight must be finite numbers >= 0")
+    if len(w) and not np.any(w > 0):
+        raise ValueError("sample_weight: every weight is zero, no row to train on")
+    if np.all(w == 1.0):
+        return problem                # weights of 1 are no weights (any solver takes them)
+    if problem.weights is not None:
+        raise ValueError(f"{problem.source} has instance weights already (a cache's weights "
+                         f"or cost: tokens): give them one way, not with sample_weight too")
+    out = copy.copy(problem)
+    out.weights = w
+    return out
+
+
 def report_classes(model):
     return [r for r in model.report.get("classes", []) if isinstance(r, dict)]
 

@@ -15,7 +15,7 @@ from svmtool.params import BiasRegParams, CuttingPlaneParams, OneClassParams, PE
     SvrParams
 from svmtool.solvers import get_spec
 from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, declared_parameters, \
-    keep_params, value_errors, with_labels
+    keep_params, value_errors, with_labels, with_sample_weight
 from svmtool.sklearn._table import solvers_of
 
 # scikit-learn's loss names -> the registry's
@@ -74,12 +74,16 @@ class LinearClassifier(ClassifierCodes, ClassifierMixin, LinearModelMixin, BaseE
     def _solver_kwargs(self, spec):
         return {}
 
-    def fit(self, X, y=None, *, init_model=None):
+    def fit(self, X, y=None, sample_weight=None, *, init_model=None):
         """Train on ``X`` (an array, a sparse matrix, a path to svmlight text or a binary
         cache, or an svmtool Problem; with a path ``y`` may be omitted: the file's labels).
+        ``sample_weight``: row i's C is multiplied by it (None: a path's own weights, from a
+        cache's weights section or ``cost:`` tokens; both at once is a ValueError); a solver
+        that takes no instance weights raises ValueError.
         ``init_model``: a model, a model file or a fitted estimator to start from."""
         previous = self._previous()
         problem, y = self._training_problem(X, y)
+        problem = with_sample_weight(problem, sample_weight)
         codes = self._encode_labels(y, problem)
         problem = with_labels(problem, y if codes is None else codes)
         solver = self._solver()
@@ -129,7 +133,9 @@ class LinearSVC(LinearClassifier):
 
     Differences: ``tol=None`` and ``max_iter=None`` are the solver's own defaults (LIBLINEAR's:
     0.1 and 1000 for dual CD), ``dual="auto"`` is the dual solver, ``random_state=None`` is
-    seed 1 (every fit is deterministic), and there is no ``sample_weight``.
+    seed 1 (every fit is deterministic).  ``sample_weight`` multiplies each row's C, where the
+    solver takes instance weights (the dual CD solvers ``dcd-l2`` / ``dcd-l1`` and those the
+    registry marks so); another solver raises ValueError.
     """
 
     def __init__(self, penalty="l2", loss="squared_hinge", *, dual="auto", tol=None, C=1.0,
@@ -267,10 +273,12 @@ class LinearSVR(RegressorMixin, LinearModelMixin, BaseEstimator):
         return spec_for(solver, "LinearSVR", (SVR_LOSSES[self.loss],),
                         f"{self.loss} regression").name
 
-    def fit(self, X, y=None, *, init_model=None):
-        """Train on ``X`` (array, sparse matrix, path or Problem) and real targets ``y``."""
+    def fit(self, X, y=None, sample_weight=None, *, init_model=None):
+        """Train on ``X`` (array, sparse matrix, path or Problem) and real targets ``y``;
+        ``sample_weight`` as for LinearSVC (row i's C times it)."""
         previous = self._previous()
         problem, _ = self._training_problem(X, y, y_numeric=True)
+        problem = with_sample_weight(problem, sample_weight)
         kwargs = dict(self._common_kwargs(), solver=self._solver(), C=float(self.C),
                       bias=bias_of(self), svr=SvrParams(p=float(self.epsilon)))
         return self._fit_linear(problem, kwargs, init_model, previous)
@@ -293,9 +301,10 @@ class LinearOneClassSVM(OutlierMixin, LinearModelMixin, BaseEstimator):
                  threads=None):
         keep_params(self, locals())
 
-    def fit(self, X, y=None):
-        """Train on the rows of ``X`` (``y`` is ignored)."""
-        problem = self._unsupervised_problem(X)
+    def fit(self, X, y=None, sample_weight=None):
+        """Train on the rows of ``X`` (``y`` is ignored); ``sample_weight``: each row's
+        instance weight, where the solver takes them (else a ValueError)."""
+        problem = with_sample_weight(self._unsupervised_problem(X), sample_weight)
         kwargs = dict(self._common_kwargs(), solver=self._solver(),
                       oneclass=OneClassParams(nu=float(self.nu)))
         return self._fit_linear(problem, kwargs, None, None)

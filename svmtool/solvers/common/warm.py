@@ -179,7 +179,9 @@ def dual_start(margins, y, c, loss, variant="scaled", rebuild=None):
         return alpha
     if variant != "scaled":
         raise ValueError(f"unknown dual start variant {variant!r}")
-    diag = 0.5 / c if loss == "l2" else np.zeros_like(c)
+    diag = np.zeros_like(c)
+    if loss == "l2":                  # (a row of weight 0 has C_i = 0 and alpha_i = 0)
+        np.divide(0.5, c, out=diag, where=c > 0)
     curv = float(rebuild(np.asarray(y) * alpha)) + float(alpha @ (diag * alpha))
     if not curv > 0:
         return alpha
@@ -191,10 +193,12 @@ def dual_start(margins, y, c, loss, variant="scaled", rebuild=None):
 
 # -- kernel models --------------------------------------------------------------------------------
 
-def dual_start_of(spec, variant, indptr, indices, data, yb, c_pos, c_neg, w, n_cols):
+def dual_start_of(spec, variant, indptr, indices, data, yb, c_pos, c_neg, w, n_cols,
+                  weights=None):
     """:func:`dual_start` for a binary dual solver's subproblem (labels ``yb``, costs ``c_pos``
-    / ``c_neg``) from the old model's ``w`` over the CSR arrays (bias column included); its
-    loss from the registry entry (squared hinge: L2, else L1)."""
+    / ``c_neg``, times the instance ``weights`` when given: each row's own box) from the old
+    model's ``w`` over the CSR arrays (bias column included); its loss from the registry entry
+    (squared hinge: L2, else L1)."""
     margins = yb * _row_dots(indptr, indices, data, w)
 
     def rebuild(v):
@@ -204,7 +208,10 @@ def dual_start_of(spec, variant, indptr, indices, data, yb, c_pos, c_neg, w, n_c
         return float(u @ u)
 
     loss = "l2" if spec.loss == "squared hinge" else "l1"
-    return dual_start(margins, yb, np.where(yb > 0, c_pos, c_neg), loss, variant, rebuild)
+    cost = np.where(yb > 0, c_pos, c_neg)
+    if weights is not None:
+        cost = cost * np.asarray(weights, dtype=np.float64)
+    return dual_start(margins, yb, cost, loss, variant, rebuild)
 
 
 def _row_dots(indptr, indices, data, w):

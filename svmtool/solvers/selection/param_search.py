@@ -111,6 +111,8 @@ class _FoldTrainer:
         self.regression = spec.task == "regression"
         self.arrays = with_bias(sub, params.bias)
         self.n_features = sub.n_features
+        # the fold's instance weights (take_rows carried them), handed to every fit
+        self.more = {} if sub.weights is None else {"weights": sub.weights}
         if self.regression:
             self.labels = None
             self.tasks = [0]
@@ -141,8 +143,9 @@ class _FoldTrainer:
         W = np.zeros((nc, len(self.tasks)))
         if self.regression:
             init_w = None if self.w is None else self.w[:, 0]
-            res = self.fit(ip, ix, d, self.yb[0], nc, C, C, params, init_w=init_w,
-                           oracle=self.oracle)
+            kw = {} if self.oracle is None else {"oracle": self.oracle}
+            res = self.fit(ip, ix, d, self.yb[0], nc, C, C, params, init_w=init_w, **kw,
+                           **self.more)
             W[:, 0] = res.w
             model = LinearModel(solver_type=self.spec.liblinear_type, labels=None,
                                 nr_feature=self.n_features, bias=float(params.bias), w=W)
@@ -155,7 +158,8 @@ class _FoldTrainer:
             if self.oracle is None and self.alpha[col] is not None:
                 # the dual solvers start from the previous alpha: still feasible for a larger C
                 p = replace(params, dcd=replace(params.dcd, init_alpha=self.alpha[col]))
-            res = train_one(self.spec, self._solver(self.yb[col], c_pos, c_neg), p, init_w)
+            res = train_one(self.spec, self._solver(self.yb[col], c_pos, c_neg), p, init_w,
+                            weighted=bool(self.more))
             if res.alpha is not None:
                 self.alpha[col] = res.alpha
             W[:, col] = res.w
@@ -173,7 +177,7 @@ class _FoldTrainer:
         def solve(s, p, w0):
             fit = self.fit if s is self.spec else s.load()
             kw = {"oracle": self.oracle} if fit is self.fit and self.oracle is not None else {}
-            return fit(ip, ix, d, yb, nc, c_pos, c_neg, p, init_w=w0, **kw)
+            return fit(ip, ix, d, yb, nc, c_pos, c_neg, p, init_w=w0, **kw, **self.more)
 
         return solve
 
@@ -196,9 +200,10 @@ def find_c(problem, params, nr_fold=5, *, start=None, max_C=None, threads=None, 
     from svmtool.params import check_cross_validation, refuse
     from svmtool.problem import refuse_weights
 
-    refuse_weights(problem, "the -C search")
     t_start = time.perf_counter()
     params, spec, regression = _search_params(problem, params)
+    if not spec.instance_weights:
+        refuse_weights(problem, f"solver {spec.name}")
     n = problem.n_rows
     refuse(check_cross_validation(params, nr_fold))
     if nr_fold > n:
