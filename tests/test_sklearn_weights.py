@@ -79,14 +79,16 @@ def test_bad_sample_weights(heart):
             S.LinearSVC().fit(X, y, sample_weight=bad)
 
 
-@pytest.mark.parametrize("make", [lambda: S.LogisticRegression(), lambda: S.LinearSVR(),
-                                  lambda: S.LinearOneClassSVM(),
-                                  lambda: S.LinearSVC(penalty="l1", dual=False)])
-def test_a_solver_without_weights_refuses_them(heart, make):
+@pytest.mark.parametrize("make", [lambda: S.LogisticRegression(tol=1e-10),
+                                  lambda: S.LinearSVR(tol=1e-10, max_iter=1_000_000),
+                                  lambda: S.LinearSVC(penalty="l1", dual=False, tol=1e-10)])
+def test_every_linear_estimator_weighs_integer_weights_as_repeated_rows(heart, make):
     X, y, w = heart
-    est = make()
-    if get_spec(est._solver()).instance_weights:
-        pytest.skip(f"{est._solver()} takes instance weights on this branch")
-    with pytest.raises(ValueError, match="instance weights"):
-        est.fit(X, y, sample_weight=w)
-    est.fit(X, y, sample_weight=np.ones(len(y)))       # weights of 1 are no weights
+    k = np.round(w).astype(np.int64)            # 0, 0 (0.5 rounds to even), 1, 2, 4
+    rows = np.repeat(np.arange(len(y)), k)
+    weighted = make().fit(X, y, sample_weight=k.astype(np.float64))
+    repeated = make().fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-3, atol=1e-4)
+    plain = make().fit(X, y)
+    assert np.abs(plain.coef_ - weighted.coef_).max() > 1e-2     # the weights matter
+    make().fit(X, y, sample_weight=np.ones(len(y)))       # weights of 1 are no weights

@@ -256,8 +256,9 @@ def test_front_ends_refuse_cost_tokens_before_any_output(tmp_path):
         assert r.stderr == (f"svmtool: error: {what} does not take instance weights yet "
                             f"(cost: tokens or -W)\n"), (args, r.stderr)
         assert not (tmp_path / out).exists()
+    # the -C search of a Newton solver (one shared row oracle) takes them
     r = svmtool("train", "-s", "2", "-C", data, cwd=tmp_path)
-    assert r.returncode == 2 and "does not take instance weights yet" in r.stderr
+    assert r.returncode == 0 and "Best C" in r.stderr, r.stderr
 
 
 def test_predict_ignores_cost_tokens(tmp_path):

@@ -241,8 +241,10 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
             return weighted.fit_positive(fit, indptr, indices, data, y, weights, n_features,
                                          C_pos, C_neg, params, init_w=init_w,
                                          callback=callback, loss=loss)
-    elif weights is not None:
-        raise ValueError("instance weights are taken with the arrays, not with an oracle")
+    else:
+        # a shared oracle (the -C path) holds every row: a row of weight 0 is a row of cost 0,
+        # which adds nothing to the primal loss, gradient or Hessian
+        weights = weighted.checked(weights, oracle.n_rows)
     C_pos, C_neg = _costs(C_pos, C_neg)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     if oracle is None:
