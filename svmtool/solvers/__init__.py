@@ -267,7 +267,8 @@ register(SolverSpec(
 _LIBSVM = dict(
     default_eps=1e-3, kind="kernel", driver=_S + "kernel.libsvm_train:train_libsvm",
     method="SMO, 2nd-order WSS, shrinking (LIBSVM)", eps_means="max violating pair",
-    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",))
+    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",),
+    instance_weights=True)
 register(SolverSpec(
     name="c_svc", libsvm_id=0, liblinear_type="c_svc", fit=_S + "kernel.smo:solve_c_svc",
     problem="C-SVC (LIBSVM -s 0)", options=("kernel", "libsvm"), **_LIBSVM))
