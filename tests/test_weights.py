@@ -244,8 +244,8 @@ def test_front_ends_refuse_cost_tokens_before_any_output(tmp_path):
                             for line in heart_lines()))
     runs = {
         ("train", "-s", "2"): "solver newton",
-        ("svm-train",): "solver c_svc",
-        ("svm_learn",): "solver svm_learn (SVMlight's kernel solvers)",
+        ("train", "-s", "kernel"): "solver kernel",
+        ("svm_learn", "-z", "p"): "svm_learn -z p (the ranking solver)",
         ("svm_perf_learn", "-c", "1"): "solver cp",
         ("convert",): "svmtool convert",
     }
