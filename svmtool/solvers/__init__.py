@@ -253,7 +253,8 @@ KERNEL_DEFAULT_BIAS = 1.0
 
 _KERNEL = dict(liblinear_type="c_svc", default_eps=1e-3, kind="kernel",
                problem="kernel SVM (K + B^2)", eps_means="max PG violation", warm_start="alpha",
-               model_type="kernel", model_formats=("libsvm",), default_bias=KERNEL_DEFAULT_BIAS)
+               model_type="kernel", model_formats=("libsvm",), default_bias=KERNEL_DEFAULT_BIAS,
+               instance_weights=True)
 register(SolverSpec(
     name="kernel", fit=_S + "kernel.kernel_cd:fit", driver=_S + "kernel.ovo:train_ovo",
     method="greedy dual CD, shrinking", options=("kernel",), threads="one-vs-one pairs",

@@ -39,6 +39,7 @@ from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.ops.rows import take_rows
+from svmtool.problem import without_zero_weights
 from svmtool.solvers.kernel import smo
 
 LIBSVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -181,15 +182,6 @@ def train_libsvm(problem, params, spec, callback=None, init_model=None):
                                              callback)
     _finish_model(model, spec, params, setup, reports, lines, t0)
     return model
-
-
-def without_zero_weights(problem):
-    """The problem without its rows of weight 0 (LIBSVM-weights drops them before training:
-    a row with bound 0 takes no part)."""
-    w = problem.weights
-    if w is None or np.all(np.asarray(w) > 0):
-        return problem
-    return problem.take_rows(np.flatnonzero(np.asarray(w) > 0))
 
 
 def _train_whole(problem, params, svm_type, setup, callback):
