@@ -72,6 +72,8 @@ def with_sample_weight(problem, sample_weight):
         raise ValueError(f"sample_weight has shape {w.shape}, expected ({problem.n_rows},)")
     if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
         raise ValueError("sample_weight must be finite numbers >= 0")
+    if problem.n_rows and not np.any(w > 0):
+        raise ValueError("sample_weight is zero for every row: no row takes part")
     if problem.weights is not None:
         raise ValueError(f"{problem.source} has instance weights (cost: tokens) already: give "
                          f"them one way")

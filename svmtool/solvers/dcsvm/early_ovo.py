@@ -175,6 +175,26 @@ def _clusters_on_dask(session, X, use_dense, groups, order, cls, job, wof):
             cluster_model(X, None, groups[c], cls[groups[c]], job, wof(groups[c])) for c in order}
 
 
+def _run_clusters(X, dense, groups, cls, job, weights, tasks, threads):
+    """{cluster: cluster_model's result}, largest cluster first: on the dask ``tasks`` (every
+    cluster one task: its rows, classes and weights travel, its local model comes back), on
+    ``threads``, or here."""
+    order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
+
+    def wof(rows):
+        return None if weights is None else np.asarray(weights, dtype=np.float64)[rows]
+
+    if tasks is not None:
+        return _clusters_on_dask(tasks, X, dense is not None, groups, order, cls, job, wof)
+    if threads > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            return dict(zip(order, pool.map(
+                lambda c: cluster_model(X, dense, groups[c], cls[groups[c]], job,
+                                        wof(groups[c])), order)))
+    return {c: cluster_model(X, dense, groups[c], cls[groups[c]], job, wof(groups[c]))
+            for c in order}
+
+
 def cluster_members(cl, cls, top, quantile):
     """Rows of every cluster, sorted by class (then row): the rows assigned to it, and with
     ``top`` > 1 the border rows of its neighbours: a row joins the t-th nearest of its ``top``
@@ -244,23 +264,8 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
     dense = X.dense(max(X.n_features, 1)) if X.prefers_dense() else None
     job = ClusterJob(Cc, kernel, eps, max_steps, params.shrinking, block_limit,
                      max(1.0, cache_mb / threads))
-    order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
-
-    def wof(rows):
-        return None if weights is None else np.asarray(weights, dtype=np.float64)[rows]
-
     tasks = dp.tasks if len(groups) > 1 else None
-    if tasks is not None:
-        # every cluster one dask task: its rows and classes travel, its local model comes back
-        out = _clusters_on_dask(tasks, X, dense is not None, groups, order, cls, job, wof)
-    elif threads > 1 and len(groups) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            out = dict(zip(order, pool.map(
-                lambda c: cluster_model(X, dense, groups[c], cls[groups[c]], job,
-                                        wof(groups[c])), order)))
-    else:
-        out = {c: cluster_model(X, dense, groups[c], cls[groups[c]], job, wof(groups[c]))
-               for c in order}
+    out = _run_clusters(X, dense, groups, cls, job, weights, tasks, threads)
     local = [out[c][0] for c in range(len(groups))]
     pair_stats = np.zeros((npairs, NSTATS))
     for _, st, _ in out.values():
