@@ -229,6 +229,10 @@ class KernelClassifier(ClassifierCodes, ClassifierMixin, KernelEstimator, BaseEs
         self._input_sparse = sparse_input(X)
         problem, y = self._training_problem(X, y)
         problem = with_sample_weight(problem, sample_weight)
+        if problem.weights is not None and \
+                len(np.unique(np.asarray(y)[problem.weights > 0])) < 2:
+            raise ValueError("the rows of sample_weight > 0 hold one class: a classifier needs "
+                             "two classes")
         codes = self._encode_labels(y, problem)
         problem = with_labels(problem, y if codes is None else codes)
         if self.decision_function_shape not in ("ovr", "ovo"):
