@@ -127,6 +127,15 @@ def refuse_weights(problem, what, why=None):
                                     f"or -W)")
 
 
+def without_zero_weights(problem):
+    """The problem without its rows of weight 0 (as LIBSVM-weights drops them before training:
+    a row whose C is 0 takes no part); the problem itself when it has none."""
+    w = problem.weights
+    if w is None or np.all(np.asarray(w) > 0):
+        return problem
+    return problem.take_rows(np.flatnonzero(np.asarray(w) > 0))
+
+
 def with_bias(problem, bias):
     """CSR arrays with a constant column ``bias`` appended at index n_features (LIBLINEAR's -B)."""
     indptr, indices, data = problem.indptr, problem.indices, problem.data

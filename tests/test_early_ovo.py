@@ -49,7 +49,7 @@ def test_cluster_pairs_reach_the_qp_optimum_of_every_pair():
     coef = np.zeros((len(order), K - 1))
     rho = np.zeros(npairs)
     st = np.zeros((npairs, early_ovo.NSTATS))
-    unc = early_ovo.solve_cluster_pairs(Ks, cls[order], Cc, 1e-10, 10**7, coef, rho, 1.0, st)
+    unc = early_ovo.solve_cluster_pairs(Ks, cls[order], Cc, np.ones(len(cls)), 1e-10, 10**7, coef, rho, 1.0, st)
     assert unc == 0
     Xd = prob.X.toarray()[order]
     c_sorted = cls[order]
@@ -84,7 +84,7 @@ def test_absent_classes_get_constant_votes():
     coef = np.zeros((4, 3))
     rho = np.full(6, np.nan)
     st = np.zeros((6, early_ovo.NSTATS))
-    early_ovo.solve_cluster_pairs(Ks, cls, np.ones(4), 1e-6, 10**6, coef, rho, 0.0, st)
+    early_ovo.solve_cluster_pairs(Ks, cls, np.ones(4), np.ones(len(cls)), 1e-6, 10**6, coef, rho, 0.0, st)
     # pairs in order (0,1) (0,2) (0,3) (1,2) (1,3) (2,3)
     assert rho[0] == -1.0 and rho[2] == -1.0        # class 0 present: decision +1
     assert rho[3] == 1.0                            # (1, 2): only class 2, decision -1

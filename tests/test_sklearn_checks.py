@@ -50,19 +50,23 @@ def test_sklearn_estimator_checks(estimator, check, monkeypatch):
 
 
 def test_defaults_fail_no_check():
-    """With its defaults no estimator has an expected failure but the linear estimators' two
-    sample-weight equivalence checks (tolerance, or a solver without instance weights: see
-    svmtool.sklearn._checks; scikit-learn's LinearSVC fails them too); with a tight tol
-    LinearSVC has none."""
+    """With its defaults no estimator has an expected failure but the linear and the kernel
+    estimators' two sample-weight equivalence checks (tolerance, or a linear solver without
+    instance weights: see svmtool.sklearn._checks; scikit-learn's LinearSVC and SVC fail them
+    too); with a tight tol LinearSVC has none."""
     from svmtool.solvers import get_spec
-    from svmtool.sklearn._checks import LINEAR_ESTIMATORS, NO_WEIGHT_CHECKS, WEIGHT_CHECKS
+    from svmtool.sklearn._checks import (KERNEL_ESTIMATORS, LINEAR_ESTIMATORS, NO_WEIGHT_CHECKS,
+                                         WEIGHT_CHECKS)
 
     defaults = [cls() for cls in S.ESTIMATORS]
     left = {type(e).__name__: set(S.expected_failed_checks(e)) for e in defaults
             if S.expected_failed_checks(e)}
-    assert left == {type(e).__name__: set(WEIGHT_CHECKS if get_spec(e._solver()).instance_weights
-                                          else NO_WEIGHT_CHECKS)
-                    for e in defaults if type(e).__name__ in LINEAR_ESTIMATORS}
+    want = {type(e).__name__: set(WEIGHT_CHECKS if get_spec(e._solver()).instance_weights
+                                  else NO_WEIGHT_CHECKS)
+            for e in defaults if type(e).__name__ in LINEAR_ESTIMATORS}
+    want.update((type(e).__name__, set(WEIGHT_CHECKS)) for e in defaults
+                if type(e).__name__ in KERNEL_ESTIMATORS)
+    assert left == want
     assert S.expected_failed_checks(S.LinearSVC(tol=1e-10)) == {}
     assert S.expected_failed_checks(S.LinearSVC(loss="hinge", tol=1e-10)) == {}
 

@@ -384,8 +384,8 @@ TRAIN_HELP = """\b
 -m cache size in MB ({cache:g})   -e tolerance ({eps:g})   -h shrinking 0|1 ({shrinking})
 -b probability estimates 0|1 ({probability})   -wi weight (C of class i: weight * C)
 -v n: n-fold cross validation   -q: quiet
--W weight_file: instance weights, one a line (LIBSVM-weights; no svm-train solver takes
-them yet: refused)"""
+-W weight_file: instance weights, one a line (LIBSVM-weights: row i's C is C * w_class * W_i;
+rows of weight 0 take no part)"""
 
 OPTION_HELP = {
     "svm-train": TRAIN_HELP,

@@ -248,7 +248,7 @@ def learn_command(ctx, argv):
     say = ReportLines(ctx, s["verbosity"], to_stderr=s["model"] == "-")
     with locked(s["model"], 0.0):
         prob = load_data(s["train"], progress=show_progress(ctx))
-        svmlight_train.refuse_cost(prob)
+        svmlight_train.refuse_cost(prob, lp)
         say("Scanning examples...done")
         say(f"Reading examples into memory...{_counted(prob.n_rows)}OK. ({prob.n_rows} examples "
             f"read)")

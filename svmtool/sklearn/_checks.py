@@ -2,16 +2,17 @@
 its reason: ``expected_failed_checks(estimator)`` is what the tests hand to
 ``parametrize_with_checks`` / ``check_estimator`` (scikit-learn >= 1.6).
 
-With their default parameters every estimator passes every check that runs but the linear
-estimators' two sample-weight checks, ``check_sample_weight_equivalence_on_dense_data`` and
-``_on_sparse_data`` (scikit-learn's own LinearSVC fails them too): their ``fit`` takes
-``sample_weight``, and where the solver takes instance weights a weight k is the row repeated
-k times up to the solver's tolerance -- LinearSVC with a tight ``tol`` passes both checks
-(tests/test_sklearn_checks.py runs it) -- but the check compares the two fits to rtol 1e-7,
-which the default ``tol`` does not reach; where the solver takes no instance weights yet, fit
-raises ValueError.  The other failures below come with parameters that change what the
-estimator is, and scikit-learn's own estimators fail the same checks with them (OVO shapes,
-precomputed one-class kernels, nu-SVC probabilities) or have no such option.
+With their default parameters every estimator passes every check that runs but the two
+sample-weight checks, ``check_sample_weight_equivalence_on_dense_data`` and ``_on_sparse_data``,
+of the linear and the kernel estimators (scikit-learn's own LinearSVC and SVC fail them too):
+their ``fit`` takes ``sample_weight``, and a weight k is the row repeated k times up to the
+solver's tolerance -- with a tight ``tol`` LinearSVC (tests/test_sklearn_checks.py), SVC, SVR
+and DCSVC (tests/test_weights_kernel.py) pass both checks -- but the check compares the two
+fits to rtol 1e-7, and the default ``tol`` stops the two fits, which take different paths, short
+of that.  A linear estimator whose solver takes no instance weights refuses them in fit.  The
+other failures below come with parameters that change what the estimator is, and
+scikit-learn's own estimators fail the same checks with them (OVO shapes, precomputed one-class
+kernels, nu-SVC probabilities) or have no such option.
 """
 
 from svmtool.params import PERF_LOSSES
@@ -26,6 +27,16 @@ PROBABILITY_VOTES = ("predict is LIBSVM's vote on the decision values, predict_p
                      "sigmoids fitted by 5-fold cross validation: on a row near the boundary "
                      "they can disagree, which the check forbids (scikit-learn's "
                      "NuSVC(probability=True) fails it too)")
+KERNEL_WEIGHT_TOLERANCE = ("sample_weight is honoured (weight k == the row repeated k times "
+                           "up to tol: with a tight tol SVC, SVR and DCSVC pass this check), "
+                           "but the check compares the two fits to rtol 1e-7, and at the "
+                           "default tol both stop short of the optimum along different paths")
+NU_INFEASIBLE = ("the check's 15 rows of three classes with weights 0 to 4 leave nu = 0.5 "
+                 "infeasible for a pair of classes, weighted and repeated alike: LIBSVM "
+                 "refuses it, and so does scikit-learn's NuSVC")
+SAMPLE_WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
+                        "check_sample_weight_equivalence_on_sparse_data")
+KERNEL_ESTIMATORS = ("SVC", "NuSVC", "DCSVC", "SVR", "NuSVR", "OneClassSVM")
 PERF_CLASS_WEIGHTS = ("class weights do not apply to SVMperf's multivariate losses (the loss is "
                       "one number of the whole prediction vector): fit refuses class_weight")
 
@@ -35,8 +46,7 @@ LINEAR_WEIGHT_TOLERANCE = ("sample_weight is honoured (weight k == the row repea
                            "compares the two fits to rtol 1e-7, and at this tol both stop short "
                            "of the optimum along different paths")
 LINEAR_NO_WEIGHTS = "solver {} takes no instance weights yet: fit(sample_weight=...) refuses them"
-WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
+WEIGHT_CHECKS = SAMPLE_WEIGHT_CHECKS
 # with a solver that takes no weights, every check that fits with weights other than ones
 NO_WEIGHT_CHECKS = WEIGHT_CHECKS + ("check_sample_weights_list",
                                     "check_sample_weights_not_overwritten",
@@ -73,6 +83,10 @@ def expected_failed_checks(estimator):
         out["check_outliers_fit_predict"] = PRECOMPUTED_OUTLIERS
     if type(estimator).__name__ == "NuSVC" and params.get("probability"):
         out["check_classifiers_train"] = PROBABILITY_VOTES
+    name = type(estimator).__name__
+    if name in KERNEL_ESTIMATORS:
+        for check in SAMPLE_WEIGHT_CHECKS:
+            out[check] = NU_INFEASIBLE if name == "NuSVC" else KERNEL_WEIGHT_TOLERANCE
     if params.get("loss") in PERF_LOSSES and params.get("loss") != "errorrate":
         out["check_class_weight_classifiers"] = PERF_CLASS_WEIGHTS
     weight_reason = linear_weight_reason(estimator)

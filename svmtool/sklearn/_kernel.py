@@ -14,6 +14,7 @@ One-vs-one decision values come in scikit-learn's order: pair (i, j) of ``classe
 positive for class i; with two classes one value, positive for ``classes_[1]``.
 """
 
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
@@ -24,26 +25,33 @@ from svmtool.params import DcsvmParams, KernelParams, LibsvmParams, OneClassPara
 from svmtool.solvers import get_spec
 from svmtool.problem import Problem
 from svmtool.sklearn._base import ClassifierCodes, SvmtoolEstimator, declared_parameters, \
-    declared_values, is_path, iterations, keep_params, with_labels
+    declared_values, is_path, iterations, keep_params, with_labels, with_sample_weight
 from svmtool.sklearn._table import solvers_of
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
 
 def gamma_of(gamma, problem):
-    """A number for ``gamma`` ("scale" uses the variance of all n x d entries of X)."""
+    """A number for ``gamma`` ("scale" uses the variance of all n x d entries of X, each row
+    counted as often as its instance weight says: a row of weight k as k rows)."""
     d = problem.n_features
     if gamma == "auto":
         return 1.0 / d if d else 1.0
     if gamma == "scale":
-        n = problem.n_rows
         lo, hi = int(problem.indptr[0]), int(problem.indptr[-1])
         vals = problem.data[lo:hi]
-        cells = float(n) * d
+        if problem.weights is None:
+            cells = float(problem.n_rows) * d
+            total, squares = float(np.sum(vals)), float(np.dot(vals, vals))
+        else:
+            w = np.repeat(np.asarray(problem.weights, dtype=np.float64),
+                          np.diff(problem.indptr))
+            cells = float(np.sum(problem.weights)) * d
+            total, squares = float(w @ vals), float(w @ (vals * vals))
         if cells == 0:
             return 1.0
-        mean = float(np.sum(vals)) / cells
-        var = float(np.dot(vals, vals)) / cells - mean * mean
+        mean = total / cells
+        var = squares / cells - mean * mean
         return 1.0 / (d * var) if var > 0 else 1.0
     if isinstance(gamma, str):
         raise ValueError(f"gamma must be 'scale', 'auto' or a number >= 0 (got {gamma!r})")
@@ -190,13 +198,19 @@ class KernelClassifier(ClassifierCodes, ClassifierMixin, KernelEstimator, BaseEs
     def _train_kwargs(self, problem):
         raise NotImplementedError
 
-    def fit(self, X, y=None, *, init_model=None):
+    def fit(self, X, y=None, sample_weight=None, *, init_model=None):
         """Train on ``X`` (array, sparse matrix, path or Problem) and labels ``y`` (a path's own
-        labels when None); ``init_model`` (DCSVC): a model, model file or fitted estimator whose
-        support vectors start the solver."""
+        labels when None); ``sample_weight``: row i's C is multiplied by it (a path's own
+        ``cost:`` weights when None); ``init_model`` (DCSVC): a model, model file or fitted
+        estimator whose support vectors start the solver."""
         previous = self._previous()
         self._input_sparse = sparse_input(X)
         problem, y = self._training_problem(X, y)
+        problem = with_sample_weight(problem, sample_weight)
+        if problem.weights is not None and \
+                len(np.unique(np.asarray(y)[problem.weights > 0])) < 2:
+            raise ValueError("the rows of sample_weight > 0 hold one class: a classifier needs "
+                             "two classes")
         codes = self._encode_labels(y, problem)
         problem = with_labels(problem, y if codes is None else codes)
         if self.decision_function_shape not in ("ovr", "ovo"):
@@ -372,10 +386,12 @@ class DCSVC(KernelClassifier):
 
 
 class KernelRegressor(RegressorMixin, KernelEstimator, BaseEstimator):
-    def fit(self, X, y=None):
-        """Train on ``X`` (array, sparse matrix, path or Problem) and real targets ``y``."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Train on ``X`` (array, sparse matrix, path or Problem) and real targets ``y``;
+        ``sample_weight``: both bounds of row i are C times it."""
         self._input_sparse = sparse_input(X)
         problem, _ = self._training_problem(X, y, y_numeric=True)
+        problem = with_sample_weight(problem, sample_weight)
         kwargs = dict(self._common_kwargs(), **self._train_kwargs(problem))
         return self._fit_kernel(problem, kwargs)
 
@@ -427,10 +443,11 @@ class OneClassSVM(OutlierMixin, KernelEstimator, BaseEstimator):
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, threads=None):
         keep_params(self, locals())
 
-    def fit(self, X, y=None):
-        """Train on the rows of ``X`` (``y`` is ignored)."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Train on the rows of ``X`` (``y`` is ignored); ``sample_weight``: row i's bound is
+        its weight, and nu times their sum the total (LIBSVM-weights' one-class SVM)."""
         self._input_sparse = sparse_input(X)
-        problem = self._unsupervised_problem(X)
+        problem = with_sample_weight(self._unsupervised_problem(X), sample_weight)
         kwargs = dict(self._common_kwargs(), solver=self._svm,
                       kernel=self._kernel_params(problem), shrinking=bool(self.shrinking),
                       oneclass=OneClassParams(nu=float(self.nu)))

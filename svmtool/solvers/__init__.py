@@ -269,7 +269,8 @@ KERNEL_DEFAULT_BIAS = 1.0
 
 _KERNEL = dict(liblinear_type="c_svc", default_eps=1e-3, kind="kernel",
                problem="kernel SVM (K + B^2)", eps_means="max PG violation", warm_start="alpha",
-               model_type="kernel", model_formats=("libsvm",), default_bias=KERNEL_DEFAULT_BIAS)
+               model_type="kernel", model_formats=("libsvm",), default_bias=KERNEL_DEFAULT_BIAS,
+               instance_weights=True)
 register(SolverSpec(
     name="kernel", fit=_S + "kernel.kernel_cd:fit", driver=_S + "kernel.ovo:train_ovo",
     method="greedy dual CD, shrinking", options=("kernel",), threads="one-vs-one pairs",
@@ -283,7 +284,8 @@ register(SolverSpec(
 _LIBSVM = dict(
     default_eps=1e-3, kind="kernel", driver=_S + "kernel.libsvm_train:train_libsvm",
     method="SMO, 2nd-order WSS, shrinking (LIBSVM)", eps_means="max violating pair",
-    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",))
+    threads="one-vs-one pairs", model_type="kernel", model_formats=("libsvm",),
+    instance_weights=True)
 register(SolverSpec(
     name="c_svc", libsvm_id=0, liblinear_type="c_svc", fit=_S + "kernel.smo:solve_c_svc",
     problem="C-SVC (LIBSVM -s 0)", options=("kernel", "libsvm"), **_LIBSVM))

@@ -116,12 +116,13 @@ def _select(G, alpha, C, iqd, n):
 
 
 @njit
-def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stats):
+def solve_cluster_pairs(Ks, cls, Cc, Wr, eps, max_steps, coef, rho, kbias, pair_stats):
     """Every one-vs-one pair of the classes present in one cluster, each to |PG| <= eps.
 
     Ks: (m, m) kernel values (kernel bias included) of the cluster's rows, the rows sorted by
-    class; cls: class index of each row (0..K-1, non-decreasing); Cc: C of each class; eps,
-    max_steps: stopping rule and step cap per pair.
+    class; cls: class index of each row (0..K-1, non-decreasing); Cc: C of each class; Wr: the
+    instance weight of each row (its C is its class's C times it); eps, max_steps: stopping
+    rule and step cap per pair.
     Out: coef (m, K-1), alpha * y in LIBSVM's layout (a row of class i keeps its coefficient of
     pair (i, j) in column j-1 if i < j, in column j if j < i); rho (K(K-1)/2,) per pair in
     LIBSVM's order; pair_stats (K(K-1)/2, NSTATS): rows, steps, dual objective f(alpha) (to
@@ -169,7 +170,7 @@ def solve_cluster_pairs(Ks, cls, Cc, eps, max_steps, coef, rho, kbias, pair_stat
             s1 = start[j]
             for a in range(n):
                 r = s0 + a if a < ni else s1 + a - ni
-                C[a] = Cc[i] if a < ni else Cc[j]
+                C[a] = (Cc[i] if a < ni else Cc[j]) * Wr[r]
                 qd[a] = diag[r]
                 iqd[a] = 1.0 / diag[r]
                 alpha[a] = 0.0

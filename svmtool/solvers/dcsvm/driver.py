@@ -64,7 +64,7 @@ def _multiclass_early(ovo, params, spec, callback):
     k = int(dp.k_clusters)
     level = dp.early_level or default_early_level(int(dp.levels), k)
     model = train_early(ovo.X, ovo.labels, ovo.cls, ovo.wc, ovo.kernel, params, spec.name,
-                        level, k ** level, callback)
+                        level, k ** level, callback, weights=ovo.weights)
     if dp.test is not None:
         _level_accuracy(model, model.report["levels"], None, ovo.labels, model.kernel,
                         ovo.problem.n_features, dp.test)

@@ -61,7 +61,7 @@ from svmtool.solvers.dcsvm._early_ovo_jit import (MAX_PG, N_SV, NSTATS, PRIMAL, 
 # growing as the square of a cluster), still far less time than LIBSVM's on the same data.
 # The (N, Q) of an unset option are its declaration's ``implied`` (svmtool.params.OPTIONS).
 
-def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, coef, rho,
+def _solve_cluster_by_rows(X, rows, cls, Cc, Wr, kernel, eps, shrinking, cache_mb, coef, rho,
                            pair_stats):
     """The pairs of one (large) cluster by the kernel solver: same problem, bounded memory."""
     from svmtool.ops.rows import take_rows
@@ -80,7 +80,7 @@ def _solve_cluster_by_rows(X, rows, cls, Cc, kernel, eps, shrinking, cache_mb, c
                 continue
             sub = np.concatenate([mi, mj])
             yb = np.concatenate([np.ones(len(mi)), -np.ones(len(mj))])
-            Cv = np.concatenate([np.full(len(mi), Cc[i]), np.full(len(mj), Cc[j])])
+            Cv = np.concatenate([np.full(len(mi), Cc[i]), np.full(len(mj), Cc[j])]) * Wr[sub]
             r = solve(take_rows(X, rows[sub]), yb, Cv, kernel, eps=eps, shrinking=shrinking,
                       cache_mb=cache_mb, threads=1)
             a = r.alpha
@@ -106,10 +106,10 @@ class ClusterJob(NamedTuple):
     cache_mb: float         # the kernel solver's cache for a cluster beyond block_limit
 
 
-def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob):
+def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob, w_rows=None):
     """One cluster: its pairs solved and its local model.  ``rows``: the cluster's rows of X,
-    sorted by class; ``cls_rows`` their class indices; ``dense``: X as a dense array (or None,
-    sparse rows).  Returns (KernelModel over all K labels, per-pair statistics, the number of
+    sorted by class; ``cls_rows`` their class indices; ``w_rows`` their instance weights (None:
+    ones); ``dense``: X as a dense array (or None, sparse rows).  Returns (KernelModel over all K labels, per-pair statistics, the number of
     pairs stopped by the step cap)."""
     from svmtool.models.kernel import KernelModel
     from svmtool.ops.rows import take_rows
@@ -120,6 +120,7 @@ def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob):
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     m = len(rows)
     coef = np.zeros((m, max(K - 1, 1)))
+    Wr = np.ones(m) if w_rows is None else np.ascontiguousarray(w_rows, dtype=np.float64)
     rho = np.zeros(npairs)
     st = np.zeros((npairs, NSTATS))
     unc = 0
@@ -131,10 +132,10 @@ def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob):
             # the sparse kernel loop (kernel_block_threads' path for rows it keeps sparse)
             kernel_block(X.indptr, X.indices, X.data, X.sq, rows, X.indptr, X.indices, X.data,
                          X.sq, rows, *kernel.args(), max(X.n_features, 1), Kc)
-        unc = solve_cluster_pairs(Kc, cls_rows, Cc, job.eps, job.max_steps, coef, rho,
+        unc = solve_cluster_pairs(Kc, cls_rows, Cc, Wr, job.eps, job.max_steps, coef, rho,
                                   kernel.kbias, st)
     elif m:
-        unc = _solve_cluster_by_rows(X, rows, cls_rows, Cc, kernel, job.eps, job.shrinking,
+        unc = _solve_cluster_by_rows(X, rows, cls_rows, Cc, Wr, kernel, job.eps, job.shrinking,
                                      job.cache_mb, coef, rho, st)
     # support vectors class by class (the rows are sorted by class), as LIBSVM stores them
     keep = np.flatnonzero(np.any(coef != 0.0, axis=1))
@@ -147,16 +148,16 @@ def cluster_model(X: Rows, dense, rows, cls_rows, job: ClusterJob):
     return local, st, unc
 
 
-def cluster_task(indptr, indices, data, sq, n_features, use_dense, cls_rows, job):
+def cluster_task(indptr, indices, data, sq, n_features, use_dense, cls_rows, job, w_rows=None):
     """:func:`cluster_model` on a dask worker, from the cluster's own rows (CSR arrays and
     squared norms as the driver holds them): the same kernel values and the same jitted
     solve, so the local model is the one a thread of the driver would make."""
     Xc = Rows(indptr, indices, data, sq=sq, n_features=n_features)
     dense = Xc.dense(max(Xc.n_features, 1)) if use_dense else None
-    return cluster_model(Xc, dense, np.arange(Xc.n_rows), cls_rows, job)
+    return cluster_model(Xc, dense, np.arange(Xc.n_rows), cls_rows, job, w_rows)
 
 
-def _clusters_on_dask(session, X, use_dense, groups, order, cls, job):
+def _clusters_on_dask(session, X, use_dense, groups, order, cls, job, wof):
     """Every non-empty cluster one task (largest first); {cluster: cluster_model's result}
     in ``order``.  A lost worker's tasks are rerun by dask; if it gives up, ClusterError."""
     from svmtool.ops.rows import take_rows
@@ -168,9 +169,29 @@ def _clusters_on_dask(session, X, use_dense, groups, order, cls, job):
             Xc = take_rows(Rows(X.indptr, X.indices, X.data, sq=X.sq, n_features=X.n_features),
                            rows)
             futures[c] = session.submit(cluster_task, Xc.indptr, Xc.indices, Xc.data, Xc.sq,
-                                        Xc.n_features, use_dense, cls[rows], job)
+                                        Xc.n_features, use_dense, cls[rows], job, wof(rows))
     done = dict(zip(futures, session.gather(list(futures.values()))))
-    return {c: done[c] if c in done else cluster_model(X, None, groups[c], cls[groups[c]], job)
+    return {c: done[c] if c in done else
+            cluster_model(X, None, groups[c], cls[groups[c]], job, wof(groups[c])) for c in order}
+
+
+def _run_clusters(X, dense, groups, cls, job, weights, tasks, threads):
+    """{cluster: cluster_model's result}, largest cluster first: on the dask ``tasks`` (every
+    cluster one task: its rows, classes and weights travel, its local model comes back), on
+    ``threads``, or here."""
+    order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
+
+    def wof(rows):
+        return None if weights is None else np.asarray(weights, dtype=np.float64)[rows]
+
+    if tasks is not None:
+        return _clusters_on_dask(tasks, X, dense is not None, groups, order, cls, job, wof)
+    if threads > 1 and len(groups) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            return dict(zip(order, pool.map(
+                lambda c: cluster_model(X, dense, groups[c], cls[groups[c]], job,
+                                        wof(groups[c])), order)))
+    return {c: cluster_model(X, dense, groups[c], cls[groups[c]], job, wof(groups[c]))
             for c in order}
 
 
@@ -196,11 +217,13 @@ def cluster_members(cl, cls, top, quantile):
     return [rows[bounds[c]:bounds[c + 1]] for c in range(cl.nr_cluster)]
 
 
-def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callback=None):
+def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callback=None,
+              weights=None):
     """The multi-class early model (see the module docstring).
 
     X: all training rows; cls: class index of every row (0..K-1); Cc: C of each class (-w
-    weights applied); kernel: with the kernel bias of -B.  Returns (ClusterOvO, stats), stats the
+    weights applied); kernel: with the kernel bias of -B; weights: each row's instance weight
+    (None: ones), multiplying its class's C in every local problem.  Returns (ClusterOvO, stats), stats the
     level report (clusters, times, #SV, objective, steps) and per-pair sums.
     """
     from svmtool.models.early import ClusterOvO
@@ -241,17 +264,8 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
     dense = X.dense(max(X.n_features, 1)) if X.prefers_dense() else None
     job = ClusterJob(Cc, kernel, eps, max_steps, params.shrinking, block_limit,
                      max(1.0, cache_mb / threads))
-    order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
     tasks = dp.tasks if len(groups) > 1 else None
-    if tasks is not None:
-        # every cluster one dask task: its rows and classes travel, its local model comes back
-        out = _clusters_on_dask(tasks, X, dense is not None, groups, order, cls, job)
-    elif threads > 1 and len(groups) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            out = dict(zip(order, pool.map(
-                lambda c: cluster_model(X, dense, groups[c], cls[groups[c]], job), order)))
-    else:
-        out = {c: cluster_model(X, dense, groups[c], cls[groups[c]], job) for c in order}
+    out = _run_clusters(X, dense, groups, cls, job, weights, tasks, threads)
     local = [out[c][0] for c in range(len(groups))]
     pair_stats = np.zeros((npairs, NSTATS))
     for _, st, _ in out.values():
@@ -274,7 +288,7 @@ def fit_early(X: Rows, cls, Cc, kernel: Kernel, params, n_clusters, level, callb
 
 
 def train_early(X: Rows, labels, cls, Cc, kernel: Kernel, params, spec_name, level,
-                n_clusters, callback=None):
+                n_clusters, callback=None, weights=None):
     """An EarlyModel over all K classes (labels in LIBSVM's order, cls the class index of every
     row) with the report the CLI prints: per pair the sums over the clusters (steps, primal and
     dual objective of the level's subproblems, largest |PG|, #SV), and the level's line."""
@@ -284,7 +298,8 @@ def train_early(X: Rows, labels, cls, Cc, kernel: Kernel, params, spec_name, lev
     cb = None
     if callback is not None:
         cb = (lambda it, info: callback(0, it, info))
-    shared, st = fit_early(X, cls, Cc, kernel, params, n_clusters, level, callback=cb)
+    shared, st = fit_early(X, cls, Cc, kernel, params, n_clusters, level, callback=cb,
+                           weights=weights)
     K = len(labels)
     reports = []
     p = 0

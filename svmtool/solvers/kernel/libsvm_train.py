@@ -39,6 +39,7 @@ from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.ops.rows import take_rows
+from svmtool.problem import without_zero_weights
 from svmtool.solvers.kernel import smo
 
 LIBSVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -58,6 +59,8 @@ class Setup:
             gamma = 1.0 / problem.n_features if problem.n_features > 0 else 0.0
         self.kernel = Kernel(self.ktype, float(gamma), float(kp.coef0), int(kp.degree), 0.0)
         self.params = params
+        self.weights = None if problem.weights is None else \
+            np.asarray(problem.weights, dtype=np.float64)
         self.pre = None
         if self.ktype == 4:
             self.pre = precomputed_columns(problem)
@@ -71,6 +74,10 @@ class Setup:
             D, serial = self.pre
             kmat = D[np.ix_(rows, serial[rows])]
         return smo.KernelData(Xs, self.kernel, kmat)
+
+    def weights_of(self, rows):
+        """The instance weights of these problem rows (None: every row weighs 1)."""
+        return None if self.weights is None else self.weights[np.asarray(rows, dtype=np.int64)]
 
     def sv_rows(self, rows):
         """The support vectors of these problem rows as a model stores them (for -t 4: the
@@ -113,6 +120,7 @@ def precomputed_columns(problem):
 def _solve(setup, rows, svm_type, yb, Cp, Cn, kw):
     kd = setup.data(rows)
     p = setup.params
+    kw = dict(kw, W=setup.weights_of(rows))
     if svm_type == "c_svc":
         return smo.solve_c_svc(kd, yb, Cp, Cn, **kw)
     if svm_type == "nu_svc":
@@ -151,7 +159,8 @@ def _pair_report(sol, label, pair=None):
 
 
 def check_nu_feasible(svm_type, nu, counts):
-    """LIBSVM refuses a nu-SVC nu that no pair of classes can meet."""
+    """LIBSVM refuses a nu-SVC nu that no pair of classes can meet (``counts``: the rows of
+    each class, or their summed instance weights)."""
     if svm_type != "nu_svc":
         return
     for i in range(len(counts)):
@@ -163,6 +172,7 @@ def check_nu_feasible(svm_type, nu, counts):
 def train_libsvm(problem, params, spec, callback=None, init_model=None):
     """Train ``spec``'s LIBSVM problem on ``problem``; a KernelModel (see the module doc)."""
     t0 = time.perf_counter()
+    problem = without_zero_weights(problem)
     setup = Setup(problem, params)
     if spec.liblinear_type in ("one_class", "epsilon_svr", "nu_svr"):
         model, reports, lines = _train_whole(problem, params, spec.liblinear_type, setup,
@@ -212,7 +222,8 @@ def _train_pairs(problem, params, svm_type, setup, callback):
     labels, perm, start, count = group_classes(problem.y)
     cls = class_index(problem.y, labels)
     K = len(labels)
-    check_nu_feasible(svm_type, float(params.oneclass.nu), count)
+    check_nu_feasible(svm_type, float(params.oneclass.nu), count if setup.weights is None else
+                      np.bincount(cls, weights=setup.weights, minlength=K))
     wc = class_weights(params, labels)
     members = [np.flatnonzero(cls == c) for c in range(K)]
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
@@ -492,7 +503,9 @@ def cross_validation(problem, params, spec, nr_fold, lines=None):
         mask[test] = False
         train_rows = np.flatnonzero(mask)
         tr = take_rows(X, train_rows)
-        sub = Problem(tr.indptr, tr.indices, tr.data, problem.y[train_rows], problem.n_features)
+        sub = Problem(tr.indptr, tr.indices, tr.data, problem.y[train_rows], problem.n_features,
+                      weights=None if problem.weights is None else
+                      np.asarray(problem.weights)[train_rows])
         if spec.liblinear_type in LIBSVM_TYPES and int(params.kernel.kernel_type) != 4 and \
                 (params.kernel.gamma is None or params.kernel.gamma == 0):
             # gamma's default comes from the whole training file, as svm-train computes it

@@ -18,6 +18,7 @@ from svmtool.labels import class_index, class_weights, group_classes
 from svmtool.models.kernel import KernelModel
 from svmtool.ops.kernels import Kernel, Rows, n_threads
 from svmtool.ops.rows import take_rows
+from svmtool.problem import without_zero_weights
 
 
 # ------------------------------------------------------------------------------------------------
@@ -46,11 +47,15 @@ def kernel_of(params, n_features) -> Kernel:
 class OneVsOne:
     """A problem's classes as LIBSVM pairs them: labels grouped by first appearance (+1 first in
     a {-1,+1} problem), pair (i, j), i < j, on the rows of classes i and j with y = +1 for class
-    i and C of class i / j as C_pos / C_neg (``-w`` weights apply), the pairs on threads when
+    i and C of class i / j as C_pos / C_neg (``-w`` weights apply) times each row's instance
+    weight (rows of weight 0 dropped first, as LIBSVM-weights), the pairs on threads when
     there is more than one (each solver single-threaded, the ``-m`` budget shared)."""
 
     def __init__(self, problem, params):
+        problem = without_zero_weights(problem)
         self.problem, self.params = problem, params
+        self.weights = None if problem.weights is None else \
+            np.asarray(problem.weights, dtype=np.float64)
         self.X = Rows(problem.indptr, problem.indices, problem.data, n_features=problem.n_features)
         self.kernel = kernel_of(params, problem.n_features)
         self.labels, _, _, _ = group_classes(problem.y)
@@ -80,6 +85,8 @@ class OneVsOne:
         rows = np.concatenate([mi, mj])
         yb = np.concatenate([np.ones(len(mi)), -np.ones(len(mj))])
         Cv = np.concatenate([np.full(len(mi), self.wc[i]), np.full(len(mj), self.wc[j])])
+        if self.weights is not None:
+            Cv = Cv * self.weights[rows]
         init_alpha = None
         if self.warm is not None:
             init_alpha = self.warm.pair_alpha(self.X, mi, mj, i, j)

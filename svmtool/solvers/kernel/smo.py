@@ -351,87 +351,91 @@ def _finish(res, coef, ub_pos, ub_neg, row_pos, notes, scale=1.0):
                        violation=res.violation, gap=res.gap * scale, notes=notes, extra=extra)
 
 
-def solve_c_svc(kd, yb, Cp, Cn, **kw):
-    """C-SVC: min 1/2 a'Qa - e'a, y'a = 0, 0 <= a_i <= C_{y_i}."""
+def _row_weights(W, l):
+    """Instance weights of the l rows as float64 (ones when ``W`` is None)."""
+    return np.ones(l) if W is None else np.asarray(W, dtype=np.float64)
+
+
+def fill_start(bounds, total):
+    """A feasible start of a sum constraint: in order, each variable takes min(its bound, what
+    is left of ``total``) (LIBSVM-weights' start of the nu forms and the one-class SVM)."""
+    a = np.zeros(len(bounds))
+    rest = float(total)
+    for t in range(len(bounds)):
+        if rest <= 0.0:
+            break
+        a[t] = min(float(bounds[t]), rest)
+        rest -= a[t]
+    return a
+
+
+def solve_c_svc(kd, yb, Cp, Cn, W=None, **kw):
+    """C-SVC: min 1/2 a'Qa - e'a, y'a = 0, 0 <= a_i <= C_{y_i} W_i (W: instance weights)."""
     l = kd.l
     yb = np.asarray(yb, dtype=np.float64)
-    C = np.where(yb > 0, Cp, Cn)
+    C = np.where(yb > 0, Cp, Cn) * _row_weights(W, l)
     res = solve(kd, np.arange(l), yb, -np.ones(l), C, np.zeros(l), **kw)
     notes = []
     if Cp == Cn and l:
         notes.append("nu = %f" % (res.alpha.sum() / (Cp * l)))
-    return _finish(res, res.alpha * yb, Cp, Cn, yb > 0, notes)
+    return _finish(res, res.alpha * yb, C, C, yb > 0, notes)
 
 
-def nu_start(sign_count_pos, sign_count_neg, total):
-    """The nu form's feasible start: per sign, ones until nu l / 2 is used up."""
-    out = []
-    for count in (sign_count_pos, sign_count_neg):
-        a = np.zeros(count)
-        full = int(min(count, np.floor(total)))
-        a[:full] = 1.0
-        if full < count:
-            a[full] = max(0.0, total - full)
-        out.append(a)
-    return out
-
-
-def solve_nu_svc(kd, yb, nu, **kw):
-    """nu-SVC: min 1/2 a'Qa, y'a = 0, e'a = nu l, 0 <= a_i <= 1; scaled by 1/r afterwards."""
+def solve_nu_svc(kd, yb, nu, W=None, **kw):
+    """nu-SVC: min 1/2 a'Qa, y'a = 0, e'a = nu sum W, 0 <= a_i <= W_i; scaled by 1/r
+    afterwards.  The start fills each sign's nu sum(W) / 2 in row order."""
     l = kd.l
     yb = np.asarray(yb, dtype=np.float64)
     pos = yb > 0
-    a_pos, a_neg = nu_start(int(pos.sum()), int((~pos).sum()), nu * l / 2.0)
+    C = _row_weights(W, l)
+    half = nu * float(C.sum()) / 2.0
     alpha0 = np.zeros(l)
-    alpha0[pos] = a_pos
-    alpha0[~pos] = a_neg
-    res = solve(kd, np.arange(l), yb, np.zeros(l), np.ones(l), alpha0, nu=True, **kw)
+    alpha0[pos] = fill_start(C[pos], half)
+    alpha0[~pos] = fill_start(C[~pos], half)
+    res = solve(kd, np.arange(l), yb, np.zeros(l), C, alpha0, nu=True, **kw)
     r = res.r
     res.rho /= r
     res.obj /= r * r
-    return _finish(res, res.alpha * yb / r, 1.0 / r, 1.0 / r, pos, ["C = %f" % (1.0 / r)],
+    return _finish(res, res.alpha * yb / r, C / r, C / r, pos, ["C = %f" % (1.0 / r)],
                    scale=1.0 / (r * r))
 
 
-def solve_one_class(kd, nu, **kw):
-    """One-class SVM: min 1/2 a'Ka, e'a = nu l, 0 <= a_i <= 1."""
+def solve_one_class(kd, nu, W=None, **kw):
+    """One-class SVM: min 1/2 a'Ka, e'a = nu sum W, 0 <= a_i <= W_i; the start fills nu sum(W)
+    in row order."""
     l = kd.l
-    alpha0 = np.zeros(l)
-    m = int(nu * l)
-    alpha0[:m] = 1.0
-    if m < l:
-        alpha0[m] = nu * l - m
-    res = solve(kd, np.arange(l), np.ones(l), np.zeros(l), np.ones(l), alpha0, **kw)
-    return _finish(res, res.alpha.copy(), 1.0, 1.0, np.ones(l, dtype=bool), [])
+    C = _row_weights(W, l)
+    alpha0 = fill_start(C, nu * float(C.sum()))
+    res = solve(kd, np.arange(l), np.ones(l), np.zeros(l), C, alpha0, **kw)
+    return _finish(res, res.alpha.copy(), C, C, np.ones(l, dtype=bool), [])
 
 
-def solve_epsilon_svr(kd, z, C, p_eps, **kw):
+def solve_epsilon_svr(kd, z, C, p_eps, W=None, **kw):
     """epsilon-SVR: variables (a, a*), min 1/2 (a - a*)'K(a - a*) + eps e'(a + a*) - z'(a - a*),
-    e'(a - a*) = 0, 0 <= a, a* <= C."""
+    e'(a - a*) = 0, 0 <= a_i, a*_i <= C W_i."""
     l = kd.l
     z = np.asarray(z, dtype=np.float64)
     xi = np.concatenate([np.arange(l), np.arange(l)])
     y = np.concatenate([np.ones(l), -np.ones(l)])
     p = np.concatenate([p_eps - z, p_eps + z])
-    res = solve(kd, xi, y, p, np.full(2 * l, C), np.zeros(2 * l), **kw)
+    Ci = C * _row_weights(W, l)
+    res = solve(kd, xi, y, p, np.concatenate([Ci, Ci]), np.zeros(2 * l), **kw)
     coef = res.alpha[:l] - res.alpha[l:]
     notes = ["nu = %f" % (np.abs(coef).sum() / (C * l))] if l else []
-    return _finish(res, coef, C, C, z > 0, notes)
+    return _finish(res, coef, Ci, Ci, z > 0, notes)
 
 
-def solve_nu_svr(kd, z, C, nu, **kw):
-    """nu-SVR: min 1/2 (a - a*)'K(a - a*) - z'(a - a*), e'(a - a*) = 0, e'(a + a*) = C nu l,
-    0 <= a, a* <= C; epsilon comes out as -r."""
+def solve_nu_svr(kd, z, C, nu, W=None, **kw):
+    """nu-SVR: min 1/2 (a - a*)'K(a - a*) - z'(a - a*), e'(a - a*) = 0, e'(a + a*) = nu sum C_i,
+    0 <= a_i, a*_i <= C_i = C W_i; epsilon comes out as -r.  The start gives a_i = a*_i the
+    fill of nu sum(C_i) / 2 in row order."""
     l = kd.l
     z = np.asarray(z, dtype=np.float64)
     xi = np.concatenate([np.arange(l), np.arange(l)])
     y = np.concatenate([np.ones(l), -np.ones(l)])
     p = np.concatenate([-z, z])
-    a = np.zeros(l)
-    rest = C * nu * l / 2.0
-    for i in range(l):
-        a[i] = min(rest, C)
-        rest -= a[i]
-    res = solve(kd, xi, y, p, np.full(2 * l, C), np.concatenate([a, a]), nu=True, **kw)
+    Ci = C * _row_weights(W, l)
+    a = fill_start(Ci, nu * float(Ci.sum()) / 2.0)
+    res = solve(kd, xi, y, p, np.concatenate([Ci, Ci]), np.concatenate([a, a]), nu=True, **kw)
     coef = res.alpha[:l] - res.alpha[l:]
-    return _finish(res, coef, C, C, z > 0, ["epsilon = %f" % (-res.r)])
+    return _finish(res, coef, Ci, Ci, z > 0, ["epsilon = %f" % (-res.r)])

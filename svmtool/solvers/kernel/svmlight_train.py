@@ -153,16 +153,27 @@ class LightResult:
     stats: dict                   # what svm_learn prints (see the module docstring)
 
 
-def refuse_cost(problem):
-    """ParameterError when the examples carry ``cost:`` weights: no solver behind svm_learn
-    honours them yet, and training as if every example weighed 1 would be a wrong model."""
-    from svmtool.problem import refuse_weights
+def cost_factors(problem):
+    """The examples' ``cost:`` factors (ones when none is given).  SVMlight multiplies the C of
+    example i by its factor: ``C * j * cost_i`` for a positive example, ``C * cost_i`` for a
+    negative one, ``C * cost_i`` for both variables of a regression example; 0 holds it at 0."""
+    if problem.weights is None:
+        return np.ones(problem.n_rows)
+    return np.asarray(problem.weights, dtype=np.float64)
 
-    refuse_weights(problem, "solver svm_learn (SVMlight's kernel solvers)")
+
+def refuse_cost(problem, lp: LightParams):
+    """ParameterError when the examples carry ``cost:`` factors and svm_learn would rank
+    (``-z p``): SVMlight gives a pair the mean of its two examples' factors, and svmtool's
+    ranking solver has no per-pair C.  Classification and regression honour them."""
+    if lp.task == "p":
+        from svmtool.problem import refuse_weights
+
+        refuse_weights(problem, "svm_learn -z p (the ranking solver)")
 
 
 def train(problem, lp: LightParams, callback=None) -> LightResult:
-    refuse_cost(problem)
+    refuse_cost(problem, lp)
     if problem.n_rows == 0:
         raise InputError(f"{problem.source}: no training examples")
     X = Rows(problem.indptr, problem.indices, problem.data, n_features=problem.n_features)
@@ -233,11 +244,12 @@ def _train_classification(problem, X, kernel, dist, C, C_given, lp, callback):
         raise InputError(f"{problem.source}: svm_learn -z c needs positive and negative "
                          f"examples; every label here is {'positive' if n_pos else 'negative'}")
     Cp, Cn = C * lp.cost_ratio, C
-    Ci = np.where(yb > 0, Cp, Cn)
+    W = cost_factors(problem)
+    Ci = np.where(yb > 0, Cp, Cn) * W
     kd = None
     if lp.biased:
         kd = smo.KernelData(X, kernel)
-        sol = smo.solve_c_svc(kd, yb, Cp, Cn, **_solve_kw(lp, callback))
+        sol = smo.solve_c_svc(kd, yb, Cp, Cn, W=W, **_solve_kw(lp, callback))
         coef, b = sol.coef, float(sol.rho)
         iterations, converged, maxdiff = sol.iterations, sol.converged, sol.violation
         stopped = sol.extra.get("stopped", "")
@@ -364,14 +376,15 @@ def _train_regression(problem, X, kernel, dist, C, C_given, lp, callback):
                              "tube) has no counterpart in svmtool")
     z = np.asarray(problem.y, dtype=np.float64)
     kd = smo.KernelData(X, kernel)
-    sol = smo.solve_epsilon_svr(kd, z, C, float(lp.tube), **_solve_kw(lp, callback))
+    W = cost_factors(problem)
+    Ci = C * W
+    sol = smo.solve_epsilon_svr(kd, z, C, float(lp.tube), W=W, **_solve_kw(lp, callback))
     coef, b = sol.coef, float(sol.rho)
     lin = _expansion(X, kernel, coef)
     wsq = float(coef @ lin)
     resid = np.abs(z - (lin - b))
-    primal = 0.5 * wsq + C * float(np.sum(np.maximum(0.0, resid - lp.tube)))
+    primal = 0.5 * wsq + float(Ci @ np.maximum(0.0, resid - lp.tube))
     dual = -sol.obj
-    Ci = np.full(len(z), C)
     stats = _common_stats(kernel, dist, X, coef, Ci, wsq, lp, sol.iterations, sol.converged,
                           sol.violation, sol.extra.get("stopped", ""), primal, dual)
     over = resid - lp.tube
