@@ -1,0 +1,222 @@
+"""LIBSVM's problems solved by SMO on batched working sets (Wen et al., "ThunderSVM: a fast SVM
+library on GPUs and CPUs", JMLR 2018; oneDAL's "thunder" SVC method).
+
+The problem, its variables and the answer are those of :func:`svmtool.solvers.kernel.smo.solve`
+(same arguments, same :class:`~svmtool.solvers.kernel.smo.SmoResult`); only the way there
+differs.  Each outer step
+
+1. selects a working set of ``q`` variables: half of it new -- alternately the variables of
+   I_up with the largest ``-y G`` and those of I_low with the smallest (per sign for the nu
+   form) --, the other half kept from the previous set (its free variables first), as
+   ThunderSVM does; the first set is all new;
+2. computes the kernel rows of the new variables' data points over all points in one bulk
+   product (:func:`svmtool.ops.kernels.kernel_block_threads`: one BLAS product of augmented rows
+   for dense or narrow data, the jitted row kernels for sparse data; the given matrix for
+   ``-t 4``) into a buffer of ``q`` float32 rows, where the kept variables' rows stay;
+3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
+   memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
+   within the set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
+   violation at the start, or ``LOCAL_STEPS`` steps per variable of the set;
+4. adds the alpha changes times the set's rows to the gradient of every variable.
+
+It stops by LIBSVM's rule: the maximal violating pair over all variables, computed in double
+precision from the gradient, below ``eps``.  Iterations counted are the pair steps of the local
+solver (LIBSVM's ``#iter`` counts the same steps).  Shrinking is not used: every outer step
+looks at all variables anyway; the ``-m`` budget bounds the row buffer instead (``q`` shrinks
+until the rows fit).  No G_bar is kept (the result's ``G_bar`` is None).
+"""
+
+import time
+
+import numpy as np
+
+from svmtool.ops.kernels import Kernel, kernel_block_threads
+from svmtool.solvers.common.result import time_up
+from svmtool.solvers.kernel._bsmo_jit import gather_block, local_smo, point_sums
+from svmtool.solvers.kernel._smo_jit import max_violation
+
+LOCAL_FRACTION = 0.1     # ThunderSVM's local tolerance: a tenth of the set's first violation
+LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
+Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
+BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
+
+
+BATCHED_MIN_VARIABLES = None   # "auto" picks the batched solver from this many variables on
+
+
+def use_batched(kd, n, working_set="auto", rows=None):
+    """Whether smo.solve hands a problem of n variables over kd to :func:`solve_batched`: the
+    one place of that choice.  "pair" and "batched" force it; "auto" takes the batched solver
+    for problems of at least BATCHED_MIN_VARIABLES variables without a row cache shared with
+    other solves (whose rows only the pair solver reuses)."""
+    if working_set not in ("auto", "pair", "batched"):
+        raise ValueError(f"working_set: {working_set!r} is not auto, pair or batched")
+    if working_set != "auto":
+        return working_set == "batched"
+    return BATCHED_MIN_VARIABLES is not None and rows is None and n >= BATCHED_MIN_VARIABLES
+
+
+def working_set_size(n, l, cache_mb):
+    """q for n variables over l data points: about n / 32 within [Q_MIN, Q_MAX], a multiple
+    of 8, no more than the float32 rows that ``cache_mb`` holds, and at most n."""
+    q = int(np.clip(n // 32, Q_MIN, Q_MAX))
+    fit = int(cache_mb * (1 << 20) // (4 * max(l, 1)))
+    q = min(q, max(fit, 16))
+    q = max(8, q - q % 8)
+    return min(q, n)
+
+
+def select_working_set(alpha, y, C, G, nu, q, prev):
+    """The variables of the next set: new violators first (the top of I_up and the bottom of
+    I_low by -y G, alternately, per sign for the nu form), then kept ones of ``prev``."""
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    f = -y * G
+    groups = [None] if not nu else [y > 0, y < 0]
+    n_new = q if len(prev) == 0 else q // 2
+    per = max(1, n_new // (2 * len(groups)))
+    picks = []
+    for g in groups:
+        for mask, sign in ((up, -1.0), (low, 1.0)):
+            cand = np.flatnonzero(mask if g is None else mask & g)
+            if len(cand) > per:
+                cand = cand[np.argpartition(sign * f[cand], per - 1)[:per]]
+            picks.append(cand[np.argsort(sign * f[cand], kind="stable")])
+    order = _interleave(picks)
+    _, first = np.unique(order, return_index=True)
+    new = order[np.sort(first)][:n_new]
+    if len(prev):
+        rest = prev[~np.isin(prev, new)]
+        free = (alpha[rest] > 0) & (alpha[rest] < C[rest])
+        rest = np.concatenate([rest[free], rest[~free]])
+        new = np.concatenate([new, rest[:q - len(new)]])
+    return new
+
+
+def _interleave(picks):
+    """The candidates of the lists taken alternately (first of each, second of each, ...)."""
+    m = max((len(p) for p in picks), default=0)
+    cols = [np.concatenate([p, -np.ones(m - len(p), dtype=np.int64)]) for p in picks]
+    flat = np.stack(cols, axis=1).reshape(-1) if cols else np.zeros(0, dtype=np.int64)
+    return flat[flat >= 0]
+
+
+class RowBuffer:
+    """The float32 kernel rows of the working set's data points over all points, a slot per
+    variable of the set; a kept variable keeps its slot and row."""
+
+    def __init__(self, kd, q):
+        self.kd = kd
+        self.rows = np.empty((q, kd.l), dtype=np.float32)
+        self.var = -np.ones(q, dtype=np.int64)
+        self.all_points = np.arange(kd.l, dtype=np.int64)
+        k = kd.kernel
+        self.kernel = Kernel(k.ktype, k.gamma, k.coef0, k.degree, 0.0)
+        self.computed = 0
+
+    def place(self, ws, xi):
+        """Slots for the variables of ws (kept ones where they are), new rows computed;
+        returns the slot of each variable of ws."""
+        slot_of = {int(v): s for s, v in enumerate(self.var) if v >= 0}
+        slots = np.array([slot_of.get(int(v), -1) for v in ws], dtype=np.int64)
+        used = np.zeros(len(self.var), dtype=bool)
+        used[slots[slots >= 0]] = True
+        free = np.flatnonzero(~used)
+        fresh = np.flatnonzero(slots < 0)
+        slots[fresh] = free[:len(fresh)]
+        self.var[free] = -1
+        self.var[slots] = ws
+        if len(fresh):
+            self._compute(slots[fresh], xi[ws[fresh]])
+        return slots
+
+    def _compute(self, slots, pts):
+        kd = self.kd
+        self.computed += len(pts)
+        if kd.precomputed:
+            self.rows[slots] = kd.kmat[pts]
+            return
+        for lo in range(0, len(pts), BULK_ROWS):
+            hi = min(len(pts), lo + BULK_ROWS)
+            self.rows[slots[lo:hi]] = kernel_block_threads(kd.X, pts[lo:hi], kd.X,
+                                                           self.all_points, self.kernel,
+                                                           threads=kd.threads)
+
+
+def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cache_mb=100.0,
+                  max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None, rows=None,
+                  shrink_first=False, q=None):
+    """smo.solve's problem and answer by batched working sets (see the module doc); the
+    arguments are smo.solve's (``shrinking``, ``rows``, ``G_bar0`` and ``shrink_first`` have no
+    use here), ``q`` the working set's size (default :func:`working_set_size`)."""
+    from svmtool.solvers.kernel import smo
+
+    t0 = time.perf_counter()
+    n = len(y)
+    xi = np.ascontiguousarray(xi, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
+    if G0 is None:
+        G = smo.gradient(kd, xi, y, p, alpha, np.arange(n))
+    else:
+        G = np.ascontiguousarray(G0, dtype=np.float64).copy()
+    q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
+    cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
+    state = _Loop(kd, q)
+    converged, stopped = False, ""
+    while n > 0:
+        if max_violation(alpha, y, C, G, 1 if nu else 0) < eps:
+            converged = True
+            break
+        if state.steps >= cap:
+            stopped = "iterations"
+            break
+        if time_up(deadline):
+            stopped = "time limit"
+            break
+        if state.outer_step(xi, y, C, alpha, G, nu, eps, cap) == 0:
+            stopped = "no progress"
+            break
+        if callback is not None:
+            callback(state.steps, {"active": n})
+    extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
+             "solve_time": time.perf_counter() - t0}
+    return smo._solution(y, p, C, alpha, G, None, None, nu, converged, stopped, state.steps,
+                         extra)
+
+
+class _Loop:
+    """The outer loop's state: the row buffer, the present working set, the counts."""
+
+    def __init__(self, kd, q):
+        self.buf = RowBuffer(kd, q)
+        self.q = q
+        self.ws = np.zeros(0, dtype=np.int64)
+        self.steps = 0
+        self.outer = 0
+        self.sums = np.empty(kd.l)
+
+    def outer_step(self, xi, y, C, alpha, G, nu, eps, cap):
+        """One working set chosen, its rows brought, its subproblem solved, G updated;
+        returns the local steps taken."""
+        ws = select_working_set(alpha, y, C, G, nu, self.q, self.ws)
+        slots = self.buf.place(ws, xi)
+        self.ws = ws
+        K = np.empty((len(ws), len(ws)))
+        gather_block(self.buf.rows, slots, xi[ws], K)
+        yB = y[ws]
+        a_old = alpha[ws]
+        aB = a_old.copy()
+        GB = G[ws].copy()
+        budget = min(LOCAL_STEPS * len(ws), cap - self.steps)
+        steps, _ = local_smo(K, yB, C[ws], aB, GB, 1 if nu else 0, float(eps), LOCAL_FRACTION,
+                             max(1, budget))
+        self.steps += int(steps)
+        self.outer += 1
+        d = (aB - a_old) * yB
+        point_sums(self.buf.rows, slots, d, self.sums)
+        G += y * self.sums[xi]
+        alpha[ws] = aB
+        return int(steps)
