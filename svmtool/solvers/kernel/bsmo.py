@@ -12,7 +12,8 @@ differs.  Each outer step
 2. computes the kernel rows of the new variables' data points over all points in one bulk
    product (:func:`svmtool.ops.kernels.kernel_block_threads`: one BLAS product of augmented rows
    for dense or narrow data, the jitted row kernels for sparse data; the given matrix for
-   ``-t 4``) into a buffer of ``q`` float32 rows, where the kept variables' rows stay;
+   ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
+   rows of the kept variables, and of variables that come back, are found again;
 3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
    memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
    within the set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
@@ -22,8 +23,8 @@ differs.  Each outer step
 It stops by LIBSVM's rule: the maximal violating pair over all variables, computed in double
 precision from the gradient, below ``eps``.  Iterations counted are the pair steps of the local
 solver (LIBSVM's ``#iter`` counts the same steps).  Shrinking is not used: every outer step
-looks at all variables anyway; the ``-m`` budget bounds the row buffer instead (``q`` shrinks
-until the rows fit).  No G_bar is kept (the result's ``G_bar`` is None).
+looks at all variables anyway; ``q`` shrinks until the set's rows fit in the ``-m`` budget.
+No G_bar is kept (the result's ``G_bar`` is None).
 """
 
 import time
@@ -35,7 +36,7 @@ from svmtool.solvers.common.result import time_up
 from svmtool.solvers.kernel._bsmo_jit import gather_block, local_smo, point_sums
 from svmtool.solvers.kernel._smo_jit import max_violation
 
-LOCAL_FRACTION = 0.1     # ThunderSVM's local tolerance: a tenth of the set's first violation
+LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
 LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
 Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
@@ -57,9 +58,9 @@ def use_batched(kd, n, working_set="auto", rows=None):
 
 
 def working_set_size(n, l, cache_mb):
-    """q for n variables over l data points: about n / 32 within [Q_MIN, Q_MAX], a multiple
+    """q for n variables over l data points: about n / 40 within [Q_MIN, Q_MAX], a multiple
     of 8, no more than the float32 rows that ``cache_mb`` holds, and at most n."""
-    q = int(np.clip(n // 32, Q_MIN, Q_MAX))
+    q = int(np.clip(n // 40, Q_MIN, Q_MAX))
     fit = int(cache_mb * (1 << 20) // (4 * max(l, 1)))
     q = min(q, max(fit, 16))
     q = max(8, q - q % 8)
@@ -102,33 +103,42 @@ def _interleave(picks):
 
 
 class RowBuffer:
-    """The float32 kernel rows of the working set's data points over all points, a slot per
-    variable of the set; a kept variable keeps its slot and row."""
+    """The float32 kernel rows of data points over all points, an LRU cache of as many rows as
+    ``cache_mb`` holds (at least the working set's): a point's row, once computed, serves every
+    later working set that holds one of its variables until it is the least recently used."""
 
-    def __init__(self, kd, q):
+    def __init__(self, kd, q, cache_mb):
         self.kd = kd
-        self.rows = np.empty((q, kd.l), dtype=np.float32)
-        self.var = -np.ones(q, dtype=np.int64)
+        slots = int(min(kd.l, max(q, cache_mb * (1 << 20) // (4 * max(kd.l, 1)))))
+        self.rows = np.empty((slots, kd.l), dtype=np.float32)
+        self.point = -np.ones(slots, dtype=np.int64)
+        self.stamp = np.zeros(slots, dtype=np.int64)
+        self.slot_of = -np.ones(kd.l, dtype=np.int64)
+        self.clock = 0
         self.all_points = np.arange(kd.l, dtype=np.int64)
         k = kd.kernel
         self.kernel = Kernel(k.ktype, k.gamma, k.coef0, k.degree, 0.0)
         self.computed = 0
 
-    def place(self, ws, xi):
-        """Slots for the variables of ws (kept ones where they are), new rows computed;
-        returns the slot of each variable of ws."""
-        slot_of = {int(v): s for s, v in enumerate(self.var) if v >= 0}
-        slots = np.array([slot_of.get(int(v), -1) for v in ws], dtype=np.int64)
-        used = np.zeros(len(self.var), dtype=bool)
-        used[slots[slots >= 0]] = True
-        free = np.flatnonzero(~used)
-        fresh = np.flatnonzero(slots < 0)
-        slots[fresh] = free[:len(fresh)]
-        self.var[free] = -1
-        self.var[slots] = ws
-        if len(fresh):
-            self._compute(slots[fresh], xi[ws[fresh]])
-        return slots
+    def place(self, pts):
+        """The slots of the rows of points ``pts`` (missing rows computed, the least recently
+        used others evicted)."""
+        self.clock += 1
+        s = self.slot_of[pts]
+        miss = np.unique(pts[s < 0])
+        if len(miss):
+            held = np.zeros(len(self.point), dtype=bool)
+            held[s[s >= 0]] = True
+            cand = np.flatnonzero(~held)
+            victims = cand[np.argsort(self.stamp[cand], kind="stable")[:len(miss)]]
+            old = self.point[victims]
+            self.slot_of[old[old >= 0]] = -1
+            self._compute(victims, miss)
+            self.point[victims] = miss
+            self.slot_of[miss] = victims
+            s = self.slot_of[pts]
+        self.stamp[s] = self.clock
+        return s
 
     def _compute(self, slots, pts):
         kd = self.kd
@@ -164,7 +174,7 @@ def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cac
         G = np.ascontiguousarray(G0, dtype=np.float64).copy()
     q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
-    state = _Loop(kd, q)
+    state = _Loop(kd, q, cache_mb)
     converged, stopped = False, ""
     while n > 0:
         if max_violation(alpha, y, C, G, 1 if nu else 0) < eps:
@@ -190,8 +200,8 @@ def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cac
 class _Loop:
     """The outer loop's state: the row buffer, the present working set, the counts."""
 
-    def __init__(self, kd, q):
-        self.buf = RowBuffer(kd, q)
+    def __init__(self, kd, q, cache_mb):
+        self.buf = RowBuffer(kd, q, cache_mb)
         self.q = q
         self.ws = np.zeros(0, dtype=np.int64)
         self.steps = 0
@@ -202,7 +212,7 @@ class _Loop:
         """One working set chosen, its rows brought, its subproblem solved, G updated;
         returns the local steps taken."""
         ws = select_working_set(alpha, y, C, G, nu, self.q, self.ws)
-        slots = self.buf.place(ws, xi)
+        slots = self.buf.place(xi[ws])
         self.ws = ws
         K = np.empty((len(ws), len(ws)))
         gather_block(self.buf.rows, slots, xi[ws], K)

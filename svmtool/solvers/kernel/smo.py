@@ -187,7 +187,7 @@ class RowCache:
 
 def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
           cache_mb=100.0, max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None,
-          rows=None, shrink_first=False, working_set="auto"):
+          rows=None, shrink_first=False, working_set="auto", q=None):
     """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0.
 
     Warm starts: ``G0`` is the gradient ``Q alpha0 + p`` when the caller knows it (alpha
@@ -197,12 +197,12 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     (else a new one of ``cache_mb``); its rows are then always computed whole.
     ``shrink_first``: shrink at the first iteration instead of after min(n, 1000), for a warm
     start whose variables are mostly at their bounds already.  ``working_set``: "pair" (this
-    solver), "batched" (:mod:`svmtool.solvers.kernel.bsmo`, same problem and answer) or
-    "auto" (the choice of :func:`svmtool.solvers.kernel.bsmo.use_batched`)."""
+    solver), "batched" (:mod:`svmtool.solvers.kernel.bsmo`, same problem and answer; ``q`` its
+    working set's size) or "auto" (the choice of :func:`svmtool.solvers.kernel.bsmo.use_batched`)."""
     if bsmo.use_batched(kd, len(y), working_set, rows):
         return bsmo.solve_batched(kd, xi, y, p, C, alpha0, eps=eps, nu=nu, cache_mb=cache_mb,
                                   max_iter=max_iter, callback=callback, deadline=deadline,
-                                  G0=G0)
+                                  G0=G0, q=q)
     t0 = time.perf_counter()
     n = len(y)
     xi = np.ascontiguousarray(xi, dtype=np.int64)
