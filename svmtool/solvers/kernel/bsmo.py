@@ -148,9 +148,11 @@ class RowBuffer:
             return
         for lo in range(0, len(pts), BULK_ROWS):
             hi = min(len(pts), lo + BULK_ROWS)
-            self.rows[slots[lo:hi]] = kernel_block_threads(kd.X, pts[lo:hi], kd.X,
-                                                           self.all_points, self.kernel,
-                                                           threads=kd.threads)
+            # all points against the new ones: the bulk product's long side is the points,
+            # so each piece of it is a large BLAS product over few new rows' operands
+            block = kernel_block_threads(kd.X, self.all_points, kd.X, pts[lo:hi], self.kernel,
+                                         threads=kd.threads)
+            self.rows[slots[lo:hi]] = block.T
 
 
 def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cache_mb=100.0,
