@@ -12,6 +12,7 @@ gradient afterwards with one matrix product.
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.ops.kernels import dense_kernel_row
 from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
 
 INF = np.inf
@@ -173,3 +174,17 @@ def gather_block(KB, slots, pts, out):
         row = KB[slots[a]]
         for b in range(pts.shape[0]):
             out[a, b] = row[pts[b]]
+
+
+@njit
+def dense_rows(denseT, pts, slots, ktype, gamma, coef0, degree, rows):
+    """rows[slots[r]] = K(x_pts[r], x_t) for every point t, from the feature-major dense copy
+    (the pair solver's row kernel, a row at a time, rounded to float32)."""
+    n = denseT.shape[1]
+    tmp = np.empty(n, dtype=np.float64)
+    bits = np.empty(n, dtype=np.int64)
+    for r in range(pts.shape[0]):
+        dense_kernel_row(denseT, pts[r], n, ktype, gamma, coef0, degree, tmp, bits)
+        row = rows[slots[r]]
+        for t in range(n):
+            row[t] = tmp[t]

@@ -9,10 +9,10 @@ differs.  Each outer step
    I_up with the largest ``-y G`` and those of I_low with the smallest (per sign for the nu
    form) --, the other half kept from the previous set (its free variables first), as
    ThunderSVM does; the first set is all new;
-2. computes the kernel rows of the new variables' data points over all points in one bulk
-   product (:func:`svmtool.ops.kernels.kernel_block_threads`: one BLAS product of augmented rows
-   for dense or narrow data, the jitted row kernels for sparse data; the given matrix for
-   ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
+2. computes the kernel rows of the new variables' data points over all points in bulk (dense
+   or narrow data: the pair solver's feature-major row kernel, row after row, in one jitted
+   call; sparse data: :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of
+   augmented rows or the jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
    rows of the kept variables, and of variables that come back, are found again;
 3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
    memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
@@ -33,7 +33,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, kernel_block_threads
 from svmtool.solvers.common.result import time_up
-from svmtool.solvers.kernel._bsmo_jit import gather_block, local_smo, point_sums
+from svmtool.solvers.kernel._bsmo_jit import dense_rows, gather_block, local_smo, point_sums
 from svmtool.solvers.kernel._smo_jit import max_violation
 
 LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
@@ -42,7 +42,7 @@ Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
 
 
-BATCHED_MIN_VARIABLES = None   # "auto" picks the batched solver from this many variables on
+BATCHED_MIN_VARIABLES = 5000   # "auto" picks the batched solver from this many variables on
 
 
 def use_batched(kd, n, working_set="auto", rows=None):
@@ -145,6 +145,9 @@ class RowBuffer:
         self.computed += len(pts)
         if kd.precomputed:
             self.rows[slots] = kd.kmat[pts]
+            return
+        if kd.use_dense:
+            dense_rows(kd.denseT, pts, slots, *kd.kargs(), self.rows)
             return
         for lo in range(0, len(pts), BULK_ROWS):
             hi = min(len(pts), lo + BULK_ROWS)
