@@ -12,7 +12,7 @@ gradient afterwards with one matrix product.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import dense_kernel_row
+from svmtool.ops.kernels import exp_nonpositive, kernel_from_dot
 from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
 
 INF = np.inf
@@ -177,14 +177,23 @@ def gather_block(KB, slots, pts, out):
 
 
 @njit
-def dense_rows(denseT, pts, slots, ktype, gamma, coef0, degree, rows):
-    """rows[slots[r]] = K(x_pts[r], x_t) for every point t, from the feature-major dense copy
-    (the pair solver's row kernel, a row at a time, rounded to float32)."""
-    n = denseT.shape[1]
+def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
+    """rows[slots[r]] = K(x_pts[r], x_t) for every point t from the dot products
+    ``D[r, t] = x_pts[r]' x_t`` (one BLAS product) and the squared norms ``sq``, rounded to
+    float32 (rbf: the exponents, then :func:`exp_nonpositive` over the row)."""
+    n = D.shape[1]
     tmp = np.empty(n, dtype=np.float64)
     bits = np.empty(n, dtype=np.int64)
     for r in range(pts.shape[0]):
-        dense_kernel_row(denseT, pts[r], n, ktype, gamma, coef0, degree, tmp, bits)
+        d = D[r]
         row = rows[slots[r]]
+        if ktype == 2:
+            sp = sq[pts[r]]
+            for t in range(n):
+                tmp[t] = -gamma * max(sp + sq[t] - 2.0 * d[t], 0.0)
+            exp_nonpositive(tmp, n, bits)
+        else:
+            for t in range(n):
+                tmp[t] = kernel_from_dot(d[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
         for t in range(n):
             row[t] = tmp[t]

@@ -10,8 +10,8 @@ differs.  Each outer step
    form) --, the other half kept from the previous set (its free variables first), as
    ThunderSVM does; the first set is all new;
 2. computes the kernel rows of the new variables' data points over all points in bulk (dense
-   or narrow data: the pair solver's feature-major row kernel, row after row, in one jitted
-   call; sparse data: :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of
+   or narrow data: one BLAS product of their rows with all rows, the kernel applied in a jitted
+   pass; sparse data: :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of
    augmented rows or the jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
    rows of the kept variables, and of variables that come back, are found again;
 3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
@@ -33,7 +33,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, kernel_block_threads
 from svmtool.solvers.common.result import time_up
-from svmtool.solvers.kernel._bsmo_jit import dense_rows, gather_block, local_smo, point_sums
+from svmtool.solvers.kernel._bsmo_jit import gather_block, rows_from_dots, local_smo, point_sums
 from svmtool.solvers.kernel._smo_jit import max_violation
 
 LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
@@ -147,7 +147,11 @@ class RowBuffer:
             self.rows[slots] = kd.kmat[pts]
             return
         if kd.use_dense:
-            dense_rows(kd.denseT, pts, slots, *kd.kargs(), self.rows)
+            sq = np.ascontiguousarray(kd.X.sq, dtype=np.float64)
+            for lo in range(0, len(pts), BULK_ROWS):
+                hi = min(len(pts), lo + BULK_ROWS)
+                D = kd.dense[pts[lo:hi]] @ kd.denseT
+                rows_from_dots(D, pts[lo:hi], slots[lo:hi], sq, *kd.kargs(), self.rows)
             return
         for lo in range(0, len(pts), BULK_ROWS):
             hi = min(len(pts), lo + BULK_ROWS)
