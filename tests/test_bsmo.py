@@ -10,6 +10,7 @@ from conftest import DATA
 
 from svmtool.io.svmlight import load_svmlight
 from svmtool.ops.kernels import Kernel, Rows
+from svmtool.params import KernelParams, SvrParams
 from svmtool.solvers.kernel import bsmo, smo
 
 svmutil = pytest.importorskip("libsvm.svmutil")
@@ -108,3 +109,31 @@ def test_working_set_choice():
         bsmo.use_batched(None, 10, "both")
     assert bsmo.working_set_size(100_000, 100_000, 1.0) < bsmo.working_set_size(100_000,
                                                                                  100_000, 1000.0)
+
+
+def test_auto_routes_a_large_svr_through_the_batched_solver(capfd):
+    """epsilon-SVR of 2600 rows (5200 variables: above the automatic choice's threshold) by
+    svmtool's train: LIBSVM's obj and support vectors."""
+    import scipy.sparse as sp
+
+    from svmtool.api import train
+    from svmtool.params import TrainParams
+    from svmtool.problem import Problem
+
+    rng = np.random.default_rng(3)
+    D = np.round(rng.uniform(-1, 1, (2600, 5)), 3)
+    z = np.round(np.sin(3 * D[:, 0]) + D[:, 1] * D[:, 2] + 0.1 * rng.normal(size=2600), 3)
+    assert bsmo.use_batched(None, 2 * len(z))
+    X = sp.csr_matrix(D)
+    prob = Problem(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, z, 5)
+    capfd.readouterr()
+    ref = svmutil.svm_train(list(z), X, "-s 3 -c 4 -p 0.1 -g 0.5 -e 1e-3")
+    out = capfd.readouterr().out
+    ref_obj = [float(s.split("obj = ")[1].split(",")[0]) for s in out.splitlines()
+               if s.startswith("obj = ")][0]
+    m = train(prob, TrainParams(solver="epsilon_svr", C=4.0, eps=1e-3,
+                                kernel=KernelParams(gamma=0.5), svr=SvrParams(p=0.1)))
+    rep = m.report["classes"][0]
+    assert rep["converged"] and rep["outer"] > 0          # the batched solver's outer steps
+    assert abs(rep["obj"] - ref_obj) <= 1e-3 * abs(ref_obj)
+    assert abs(m.total_sv - ref.l) <= 0.01 * ref.l

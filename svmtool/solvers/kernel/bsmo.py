@@ -196,8 +196,11 @@ def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cac
             stopped = "time limit"
             break
         if state.outer_step(xi, y, C, alpha, G, nu, eps, cap) == 0:
-            stopped = "no progress"
-            break
+            # no pair of the set moves (not expected: the set holds the maximal violating
+            # pair): the pair solver goes on from here
+            return smo.solve(kd, xi, y, p, C, alpha, eps=eps, nu=nu, cache_mb=cache_mb,
+                             max_iter=max(1, cap - state.steps), callback=callback,
+                             deadline=deadline, G0=G, working_set="pair")
         if callback is not None:
             callback(state.steps, {"active": n})
     extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
