@@ -93,7 +93,8 @@ def test_stopping_rule_recomputed_independently(heart):
     C = np.where(y > 0, 2.0, 3.0)            # a per-variable bound array (class weights)
     kd = _kd(heart)
     l = len(y)
-    res = bsmo.solve_batched(kd, np.arange(l), y, -np.ones(l), C, np.zeros(l), eps=1e-3, q=16)
+    res = smo.solve(kd, np.arange(l), y, -np.ones(l), C, np.zeros(l), eps=1e-3,
+                    working_set="batched", q=16)
     assert res.converged and res.extra["outer"] > 3
     G = y * (_rbf(heart) @ (y * res.alpha)) - 1.0
     assert _violation(res.alpha, y, C, G) < 1e-3 + 1e-5

@@ -1,9 +1,9 @@
 """LIBSVM's problems solved by SMO on batched working sets (Wen et al., "ThunderSVM: a fast SVM
 library on GPUs and CPUs", JMLR 2018; oneDAL's "thunder" SVC method).
 
-The problem, its variables and the answer are those of :func:`svmtool.solvers.kernel.smo.solve`
-(same arguments, same :class:`~svmtool.solvers.kernel.smo.SmoResult`); only the way there
-differs.  Each outer step
+The problem, its variables and the answer are those of :func:`svmtool.solvers.kernel.smo.solve`,
+which hands it here (``working_set``, :func:`use_batched`) and turns the end into its SmoResult;
+only the way there differs.  Each outer step
 
 1. selects a working set of ``q`` variables: half of it new -- alternately the variables of
    I_up with the largest ``-y G`` and those of I_low with the smallest (per sign for the nu
@@ -28,6 +28,7 @@ No G_bar is kept (the result's ``G_bar`` is None).
 """
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -162,29 +163,34 @@ class RowBuffer:
             self.rows[slots[lo:hi]] = block.T
 
 
-def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cache_mb=100.0,
-                  max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None, rows=None,
-                  shrink_first=False, q=None):
-    """smo.solve's problem and answer by batched working sets (see the module doc); the
-    arguments are smo.solve's (``shrinking``, ``rows``, ``G_bar0`` and ``shrink_first`` have no
-    use here), ``q`` the working set's size (default :func:`working_set_size`)."""
-    from svmtool.solvers.kernel import smo
+@dataclass
+class BatchedRun:
+    """Where :func:`solve_batched` ended (smo.solve turns it into its SmoResult)."""
+    alpha: np.ndarray
+    G: np.ndarray
+    converged: bool
+    stopped: str          # "", "iterations" or "time limit"
+    steps: int            # the local solver's pair steps
+    stalled: bool         # no pair of a set moved: the pair solver is to go on from here
+    extra: dict
 
+
+def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
+                  max_iter=None, callback=None, deadline=None, q=None):
+    """smo.solve's problem by batched working sets (see the module doc) from the feasible
+    alpha0 and its gradient G0 = Q alpha0 + p; ``q`` the working set's size (default
+    :func:`working_set_size`)."""
     t0 = time.perf_counter()
     n = len(y)
     xi = np.ascontiguousarray(xi, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.float64)
-    p = np.ascontiguousarray(p, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
     alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
-    if G0 is None:
-        G = smo.gradient(kd, xi, y, p, alpha, np.arange(n))
-    else:
-        G = np.ascontiguousarray(G0, dtype=np.float64).copy()
+    G = np.ascontiguousarray(G0, dtype=np.float64).copy()
     q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
     state = _Loop(kd, q, cache_mb)
-    converged, stopped = False, ""
+    converged, stopped, stalled = False, "", False
     while n > 0:
         if max_violation(alpha, y, C, G, 1 if nu else 0) < eps:
             converged = True
@@ -196,17 +202,14 @@ def solve_batched(kd, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True, cac
             stopped = "time limit"
             break
         if state.outer_step(xi, y, C, alpha, G, nu, eps, cap) == 0:
-            # no pair of the set moves (not expected: the set holds the maximal violating
-            # pair): the pair solver goes on from here
-            return smo.solve(kd, xi, y, p, C, alpha, eps=eps, nu=nu, cache_mb=cache_mb,
-                             max_iter=max(1, cap - state.steps), callback=callback,
-                             deadline=deadline, G0=G, working_set="pair")
+            # (not expected: the set holds the maximal violating pair)
+            stalled = True
+            break
         if callback is not None:
             callback(state.steps, {"active": n})
     extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
              "solve_time": time.perf_counter() - t0}
-    return smo._solution(y, p, C, alpha, G, None, None, nu, converged, stopped, state.steps,
-                         extra)
+    return BatchedRun(alpha, G, converged, stopped, state.steps, stalled, extra)
 
 
 class _Loop:
