@@ -57,6 +57,7 @@ import numpy as np
 
 from svmtool.ops.kernels import Kernel, Rows, kernel_expansion
 from svmtool.solvers.common.result import time_up
+from svmtool.solvers.kernel import bsmo
 from svmtool.solvers.kernel._smo_jit import rho_and_violation, smo_run
 from svmtool.solvers.kernel._smo_rows_jit import (CLOCK, COUNTER, EPOCH, ITERS, MISSES, N_ACT,
                                                   UNSHRUNK, kernel_diag)
@@ -186,7 +187,7 @@ class RowCache:
 
 def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
           cache_mb=100.0, max_iter=None, callback=None, deadline=None, G0=None, G_bar0=None,
-          rows=None, shrink_first=False):
+          rows=None, shrink_first=False, working_set="auto", q=None):
     """Solve the generic problem over the variables (xi, y, p, C) from the feasible alpha0.
 
     Warm starts: ``G0`` is the gradient ``Q alpha0 + p`` when the caller knows it (alpha
@@ -195,7 +196,13 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     expansion.  ``rows``: a :class:`RowCache` over kd's data points, shared with other solves
     (else a new one of ``cache_mb``); its rows are then always computed whole.
     ``shrink_first``: shrink at the first iteration instead of after min(n, 1000), for a warm
-    start whose variables are mostly at their bounds already."""
+    start whose variables are mostly at their bounds already.  ``working_set``: "pair" (this
+    solver), "batched" (:mod:`svmtool.solvers.kernel.bsmo`, same problem and answer; ``q`` its
+    working set's size) or "auto" (the choice of :func:`svmtool.solvers.kernel.bsmo.use_batched`)."""
+    if bsmo.use_batched(kd, len(y), working_set, rows):
+        return _solve_batched(kd, xi, y, p, C, alpha0, G0, q, dict(
+            eps=eps, nu=nu, cache_mb=cache_mb, max_iter=max_iter, callback=callback,
+            deadline=deadline))
     t0 = time.perf_counter()
     n = len(y)
     xi = np.ascontiguousarray(xi, dtype=np.int64)
@@ -255,6 +262,25 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     return _solution(y, p, C, alpha, G, G_bar, in_gbar, nu, converged, stopped, int(istate[ITERS]),
                      {"cache_misses": int(istate[MISSES]) - misses0, "rebuilds": rebuilds,
                       "cache_rows": rows.slots, "solve_time": time.perf_counter() - t0})
+
+
+def _solve_batched(kd, xi, y, p, C, alpha0, G0, q, kw):
+    """:func:`solve` by :func:`svmtool.solvers.kernel.bsmo.solve_batched`: its start gradient
+    computed here, its end turned into the SmoResult (the pair solver taking over should a
+    working set stall)."""
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    alpha0 = np.ascontiguousarray(alpha0, dtype=np.float64)
+    if G0 is None:
+        G0 = gradient(kd, np.asarray(xi, dtype=np.int64), np.asarray(y, dtype=np.float64), p,
+                      alpha0, np.arange(len(y)))
+    run = bsmo.solve_batched(kd, xi, y, p, C, alpha0, G0, q=q, **kw)
+    if run.stalled:
+        cap = kw["max_iter"] if kw["max_iter"] is not None else max(10_000_000, 100 * len(y))
+        return solve(kd, xi, y, p, C, run.alpha, **dict(kw, max_iter=max(1, cap - run.steps)),
+                     G0=run.G, working_set="pair")
+    return _solution(np.asarray(y, dtype=np.float64), p, np.asarray(C, dtype=np.float64),
+                     run.alpha, run.G, None, None, kw["nu"], run.converged, run.stopped,
+                     run.steps, run.extra)
 
 
 def _start_gradients(kd, xi, y, p, C, alpha, G0, G_bar0):

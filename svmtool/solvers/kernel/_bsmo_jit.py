@@ -1,0 +1,199 @@
+"""The jitted local solver of the batched working-set SMO (:mod:`svmtool.solvers.kernel.bsmo`).
+
+Pure array code.  :func:`local_smo` solves the subproblem of the ``q`` variables of one working
+set, the others fixed, with the kernel block ``K`` of their data points in memory: LIBSVM's
+second-order pair selection (Fan, Chen and Lin 2005; the nu form's per-sign variant) and the
+analytic two-variable step, repeated until the violation inside the set falls below the local
+tolerance or the iteration cap is spent.  ``G`` is the set's slice of the full gradient and is
+kept exact for the set (``G_s += Q_si d_i + Q_sj d_j``); the driver updates the other variables'
+gradient afterwards with one matrix product.
+"""
+
+import numpy as np
+
+from svmtool._jit import njit
+from svmtool.ops.kernels import exp_nonpositive, kernel_from_dot
+from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
+
+INF = np.inf
+TAU = 1e-12
+
+
+@njit(inline="always")
+def _pick_i(y, C, alpha, G, want):
+    """The variable of I_up with the largest -y G among the signs ``want`` (0: both)."""
+    gmax = -INF
+    i = -1
+    for k in range(y.shape[0]):
+        if want != 0 and y[k] * want < 0.0:
+            continue
+        if is_up(alpha[k], y[k], C[k]):
+            v = -y[k] * G[k]
+            if v >= gmax:
+                gmax = v
+                i = k
+    return i, gmax
+
+
+@njit(inline="always")
+def _pick_j(K, y, C, alpha, G, i, gmax, want, best0, j0):
+    """The variable of I_low (signs ``want``) of the largest second-order decrease with i;
+    returns (j, its decrease, the largest y G over I_low)."""
+    gmax2 = -INF
+    j = j0
+    best = best0
+    for k in range(y.shape[0]):
+        if want != 0 and y[k] * want < 0.0:
+            continue
+        if is_low(alpha[k], y[k], C[k]):
+            yg = y[k] * G[k]
+            if yg >= gmax2:
+                gmax2 = yg
+            diff = gmax + yg
+            if diff > 0.0 and i >= 0:
+                obj = second_order(diff, K[i, i], K[k, k], K[i, k])
+                if obj <= best:
+                    best = obj
+                    j = k
+    return j, best, gmax2
+
+
+@njit
+def select_pair(K, y, C, alpha, G, nu):
+    """(i, j, violation) of the set: LIBSVM's second-order working set within it."""
+    if nu == 0:
+        i, gmax = _pick_i(y, C, alpha, G, 0)
+        j, best, gmax2 = _pick_j(K, y, C, alpha, G, i, gmax, 0, INF, -1)
+        return i, j, gmax + gmax2
+    ip, gp = _pick_i(y, C, alpha, G, 1)
+    inn, gn = _pick_i(y, C, alpha, G, -1)
+    jp, bp, gp2 = _pick_j(K, y, C, alpha, G, ip, gp, 1, INF, -1)
+    jn, bn, gn2 = _pick_j(K, y, C, alpha, G, inn, gn, -1, bp, jp)
+    viol = max(gp + gp2, gn + gn2)
+    if jn < 0:
+        return -1, -1, viol
+    i = ip if y[jn] > 0.0 else inn
+    return i, jn, viol
+
+
+@njit(inline="always")
+def _clip_end(tt, lo, hi, lo_i, hi_i, ai, aj, yi, yj, c_i, c_j):
+    """The pair's new values after the step t = tt, exactly on the bound that stopped it."""
+    new_i = ai + yi * tt
+    new_j = aj - yj * tt
+    if tt == hi:
+        if hi == hi_i:
+            new_i = c_i if yi > 0.0 else 0.0
+            new_j = aj - yj * yi * (new_i - ai)
+        else:
+            new_j = 0.0 if yj > 0.0 else c_j
+            new_i = ai - yi * yj * (new_j - aj)
+    elif tt == lo:
+        if lo == lo_i:
+            new_i = 0.0 if yi > 0.0 else c_i
+            new_j = aj - yj * yi * (new_i - ai)
+        else:
+            new_j = c_j if yj > 0.0 else 0.0
+            new_i = ai - yi * yj * (new_j - aj)
+    return min(max(new_i, 0.0), c_i), min(max(new_j, 0.0), c_j)
+
+
+@njit
+def pair_step(K, y, C, alpha, G, i, j):
+    """The exact minimisation along (i, j) (alpha_i += y_i t, alpha_j -= y_j t), the set's
+    gradient updated."""
+    yi = y[i]
+    yj = y[j]
+    quad = K[i, i] + K[j, j] - 2.0 * K[i, j]
+    if quad <= 0.0:
+        quad = TAU
+    t_star = (yj * G[j] - yi * G[i]) / quad
+    ai = alpha[i]
+    aj = alpha[j]
+    c_i = C[i]
+    c_j = C[j]
+    if yi > 0.0:
+        lo_i, hi_i = -ai, c_i - ai
+    else:
+        lo_i, hi_i = ai - c_i, ai
+    if yj > 0.0:
+        lo_j, hi_j = aj - c_j, aj
+    else:
+        lo_j, hi_j = -aj, c_j - aj
+    lo = max(lo_i, lo_j)
+    hi = min(hi_i, hi_j)
+    tt = min(max(t_star, lo), hi)
+    new_i, new_j = _clip_end(tt, lo, hi, lo_i, hi_i, ai, aj, yi, yj, c_i, c_j)
+    alpha[i] = new_i
+    alpha[j] = new_j
+    di = (new_i - ai) * yi
+    dj = (new_j - aj) * yj
+    for k in range(y.shape[0]):
+        G[k] += y[k] * (di * K[i, k] + dj * K[j, k])
+
+
+@njit
+def local_smo(K, y, C, alpha, G, nu, eps, frac, max_iter):
+    """SMO over the set until its violation is below ``max(eps, frac * v0)`` (``v0`` its
+    violation at the start, as ThunderSVM's local tolerance) or ``max_iter`` steps are done;
+    returns (steps, v0)."""
+    steps = 0
+    first = -INF
+    tol = eps
+    while steps < max_iter:
+        i, j, viol = select_pair(K, y, C, alpha, G, nu)
+        if steps == 0:
+            first = viol
+            tol = max(eps, frac * viol)
+        if i < 0 or j < 0 or viol < tol:
+            break
+        pair_step(K, y, C, alpha, G, i, j)
+        steps += 1
+    return steps, first
+
+
+@njit
+def point_sums(KB, slots, d, out):
+    """out[s] = sum_r d[r] KB[slots[r], s] over the rows with d[r] != 0 (the change of the
+    kernel expansion at every data point; float32 rows, double sums)."""
+    for s in range(out.shape[0]):
+        out[s] = 0.0
+    for r in range(slots.shape[0]):
+        dr = d[r]
+        if dr == 0.0:
+            continue
+        row = KB[slots[r]]
+        for s in range(out.shape[0]):
+            out[s] += dr * row[s]
+
+
+@njit
+def gather_block(KB, slots, pts, out):
+    """out[a, b] = KB[slots[a], pts[b]]: the set's own kernel block, in double."""
+    for a in range(slots.shape[0]):
+        row = KB[slots[a]]
+        for b in range(pts.shape[0]):
+            out[a, b] = row[pts[b]]
+
+
+@njit
+def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
+    """rows[slots[r]] = K(x_pts[r], x_t) for every point t from the dot products
+    ``D[r, t] = x_pts[r]' x_t`` (one BLAS product) and the squared norms ``sq``, rounded to
+    float32 (rbf: the exponents, then :func:`exp_nonpositive` over the row)."""
+    n = D.shape[1]
+    tmp = np.empty(n, dtype=np.float64)
+    bits = np.empty(n, dtype=np.int64)
+    for r in range(pts.shape[0]):
+        d = D[r]
+        row = rows[slots[r]]
+        if ktype == 2:
+            sp = sq[pts[r]]
+            for t in range(n):
+                tmp[t] = -gamma * max(sp + sq[t] - 2.0 * d[t], 0.0)
+            exp_nonpositive(tmp, n, bits)
+        else:
+            for t in range(n):
+                tmp[t] = kernel_from_dot(d[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
+        for t in range(n):
+            row[t] = tmp[t]

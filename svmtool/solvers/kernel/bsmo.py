@@ -1,0 +1,247 @@
+"""LIBSVM's problems solved by SMO on batched working sets (Wen et al., "ThunderSVM: a fast SVM
+library on GPUs and CPUs", JMLR 2018; oneDAL's "thunder" SVC method).
+
+The problem, its variables and the answer are those of :func:`svmtool.solvers.kernel.smo.solve`,
+which hands it here (``working_set``, :func:`use_batched`) and turns the end into its SmoResult;
+only the way there differs.  Each outer step
+
+1. selects a working set of ``q`` variables: half of it new -- alternately the variables of
+   I_up with the largest ``-y G`` and those of I_low with the smallest (per sign for the nu
+   form) --, the other half kept from the previous set (its free variables first), as
+   ThunderSVM does; the first set is all new;
+2. computes the kernel rows of the new variables' data points over all points in bulk (dense
+   or narrow data: one BLAS product of their rows with all rows, the kernel applied in a jitted
+   pass; sparse data: :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of
+   augmented rows or the jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
+   rows of the kept variables, and of variables that come back, are found again;
+3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
+   memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
+   within the set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
+   violation at the start, or ``LOCAL_STEPS`` steps per variable of the set;
+4. adds the alpha changes times the set's rows to the gradient of every variable.
+
+It stops by LIBSVM's rule: the maximal violating pair over all variables, computed in double
+precision from the gradient, below ``eps``.  Iterations counted are the pair steps of the local
+solver (LIBSVM's ``#iter`` counts the same steps).  Shrinking is not used: every outer step
+looks at all variables anyway; ``q`` shrinks until the set's rows fit in the ``-m`` budget.
+No G_bar is kept (the result's ``G_bar`` is None).
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from svmtool.ops.kernels import Kernel, kernel_block_threads
+from svmtool.solvers.common.result import time_up
+from svmtool.solvers.kernel._bsmo_jit import gather_block, rows_from_dots, local_smo, point_sums
+from svmtool.solvers.kernel._smo_jit import max_violation
+
+LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
+LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
+Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
+BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
+
+
+BATCHED_MIN_VARIABLES = 5000   # "auto" picks the batched solver from this many variables on
+
+
+def use_batched(kd, n, working_set="auto", rows=None):
+    """Whether smo.solve hands a problem of n variables over kd to :func:`solve_batched`: the
+    one place of that choice.  "pair" and "batched" force it; "auto" takes the batched solver
+    for problems of at least BATCHED_MIN_VARIABLES variables without a row cache shared with
+    other solves (whose rows only the pair solver reuses)."""
+    if working_set not in ("auto", "pair", "batched"):
+        raise ValueError(f"working_set: {working_set!r} is not auto, pair or batched")
+    if working_set != "auto":
+        return working_set == "batched"
+    return BATCHED_MIN_VARIABLES is not None and rows is None and n >= BATCHED_MIN_VARIABLES
+
+
+def working_set_size(n, l, cache_mb):
+    """q for n variables over l data points: about n / 40 within [Q_MIN, Q_MAX], a multiple
+    of 8, no more than the float32 rows that ``cache_mb`` holds, and at most n."""
+    q = int(np.clip(n // 40, Q_MIN, Q_MAX))
+    fit = int(cache_mb * (1 << 20) // (4 * max(l, 1)))
+    q = min(q, max(fit, 16))
+    q = max(8, q - q % 8)
+    return min(q, n)
+
+
+def select_working_set(alpha, y, C, G, nu, q, prev):
+    """The variables of the next set: new violators first (the top of I_up and the bottom of
+    I_low by -y G, alternately, per sign for the nu form), then kept ones of ``prev``."""
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    f = -y * G
+    groups = [None] if not nu else [y > 0, y < 0]
+    n_new = q if len(prev) == 0 else q // 2
+    per = max(1, n_new // (2 * len(groups)))
+    picks = []
+    for g in groups:
+        for mask, sign in ((up, -1.0), (low, 1.0)):
+            cand = np.flatnonzero(mask if g is None else mask & g)
+            if len(cand) > per:
+                cand = cand[np.argpartition(sign * f[cand], per - 1)[:per]]
+            picks.append(cand[np.argsort(sign * f[cand], kind="stable")])
+    order = _interleave(picks)
+    _, first = np.unique(order, return_index=True)
+    new = order[np.sort(first)][:n_new]
+    if len(prev):
+        rest = prev[~np.isin(prev, new)]
+        free = (alpha[rest] > 0) & (alpha[rest] < C[rest])
+        rest = np.concatenate([rest[free], rest[~free]])
+        new = np.concatenate([new, rest[:q - len(new)]])
+    return new
+
+
+def _interleave(picks):
+    """The candidates of the lists taken alternately (first of each, second of each, ...)."""
+    m = max((len(p) for p in picks), default=0)
+    cols = [np.concatenate([p, -np.ones(m - len(p), dtype=np.int64)]) for p in picks]
+    flat = np.stack(cols, axis=1).reshape(-1) if cols else np.zeros(0, dtype=np.int64)
+    return flat[flat >= 0]
+
+
+class RowBuffer:
+    """The float32 kernel rows of data points over all points, an LRU cache of as many rows as
+    ``cache_mb`` holds (at least the working set's): a point's row, once computed, serves every
+    later working set that holds one of its variables until it is the least recently used."""
+
+    def __init__(self, kd, q, cache_mb):
+        self.kd = kd
+        slots = int(min(kd.l, max(q, cache_mb * (1 << 20) // (4 * max(kd.l, 1)))))
+        self.rows = np.empty((slots, kd.l), dtype=np.float32)
+        self.point = -np.ones(slots, dtype=np.int64)
+        self.stamp = np.zeros(slots, dtype=np.int64)
+        self.slot_of = -np.ones(kd.l, dtype=np.int64)
+        self.clock = 0
+        self.all_points = np.arange(kd.l, dtype=np.int64)
+        k = kd.kernel
+        self.kernel = Kernel(k.ktype, k.gamma, k.coef0, k.degree, 0.0)
+        self.computed = 0
+
+    def place(self, pts):
+        """The slots of the rows of points ``pts`` (missing rows computed, the least recently
+        used others evicted)."""
+        self.clock += 1
+        s = self.slot_of[pts]
+        miss = np.unique(pts[s < 0])
+        if len(miss):
+            held = np.zeros(len(self.point), dtype=bool)
+            held[s[s >= 0]] = True
+            cand = np.flatnonzero(~held)
+            victims = cand[np.argsort(self.stamp[cand], kind="stable")[:len(miss)]]
+            old = self.point[victims]
+            self.slot_of[old[old >= 0]] = -1
+            self._compute(victims, miss)
+            self.point[victims] = miss
+            self.slot_of[miss] = victims
+            s = self.slot_of[pts]
+        self.stamp[s] = self.clock
+        return s
+
+    def _compute(self, slots, pts):
+        kd = self.kd
+        self.computed += len(pts)
+        if kd.precomputed:
+            self.rows[slots] = kd.kmat[pts]
+            return
+        if kd.use_dense:
+            sq = np.ascontiguousarray(kd.X.sq, dtype=np.float64)
+            for lo in range(0, len(pts), BULK_ROWS):
+                hi = min(len(pts), lo + BULK_ROWS)
+                D = kd.dense[pts[lo:hi]] @ kd.denseT
+                rows_from_dots(D, pts[lo:hi], slots[lo:hi], sq, *kd.kargs(), self.rows)
+            return
+        for lo in range(0, len(pts), BULK_ROWS):
+            hi = min(len(pts), lo + BULK_ROWS)
+            # all points against the new ones: the bulk product's long side is the points,
+            # so each piece of it is a large BLAS product over few new rows' operands
+            block = kernel_block_threads(kd.X, self.all_points, kd.X, pts[lo:hi], self.kernel,
+                                         threads=kd.threads)
+            self.rows[slots[lo:hi]] = block.T
+
+
+@dataclass
+class BatchedRun:
+    """Where :func:`solve_batched` ended (smo.solve turns it into its SmoResult)."""
+    alpha: np.ndarray
+    G: np.ndarray
+    converged: bool
+    stopped: str          # "", "iterations" or "time limit"
+    steps: int            # the local solver's pair steps
+    stalled: bool         # no pair of a set moved: the pair solver is to go on from here
+    extra: dict
+
+
+def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
+                  max_iter=None, callback=None, deadline=None, q=None):
+    """smo.solve's problem by batched working sets (see the module doc) from the feasible
+    alpha0 and its gradient G0 = Q alpha0 + p; ``q`` the working set's size (default
+    :func:`working_set_size`)."""
+    t0 = time.perf_counter()
+    n = len(y)
+    xi = np.ascontiguousarray(xi, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    alpha = np.ascontiguousarray(alpha0, dtype=np.float64).copy()
+    G = np.ascontiguousarray(G0, dtype=np.float64).copy()
+    q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
+    cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
+    state = _Loop(kd, q, cache_mb)
+    converged, stopped, stalled = False, "", False
+    while n > 0:
+        if max_violation(alpha, y, C, G, 1 if nu else 0) < eps:
+            converged = True
+            break
+        if state.steps >= cap:
+            stopped = "iterations"
+            break
+        if time_up(deadline):
+            stopped = "time limit"
+            break
+        if state.outer_step(xi, y, C, alpha, G, nu, eps, cap) == 0:
+            # (not expected: the set holds the maximal violating pair)
+            stalled = True
+            break
+        if callback is not None:
+            callback(state.steps, {"active": n})
+    extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
+             "solve_time": time.perf_counter() - t0}
+    return BatchedRun(alpha, G, converged, stopped, state.steps, stalled, extra)
+
+
+class _Loop:
+    """The outer loop's state: the row buffer, the present working set, the counts."""
+
+    def __init__(self, kd, q, cache_mb):
+        self.buf = RowBuffer(kd, q, cache_mb)
+        self.q = q
+        self.ws = np.zeros(0, dtype=np.int64)
+        self.steps = 0
+        self.outer = 0
+        self.sums = np.empty(kd.l)
+
+    def outer_step(self, xi, y, C, alpha, G, nu, eps, cap):
+        """One working set chosen, its rows brought, its subproblem solved, G updated;
+        returns the local steps taken."""
+        ws = select_working_set(alpha, y, C, G, nu, self.q, self.ws)
+        slots = self.buf.place(xi[ws])
+        self.ws = ws
+        K = np.empty((len(ws), len(ws)))
+        gather_block(self.buf.rows, slots, xi[ws], K)
+        yB = y[ws]
+        a_old = alpha[ws]
+        aB = a_old.copy()
+        GB = G[ws].copy()
+        budget = min(LOCAL_STEPS * len(ws), cap - self.steps)
+        steps, _ = local_smo(K, yB, C[ws], aB, GB, 1 if nu else 0, float(eps), LOCAL_FRACTION,
+                             max(1, budget))
+        self.steps += int(steps)
+        self.outer += 1
+        d = (aB - a_old) * yB
+        point_sums(self.buf.rows, slots, d, self.sums)
+        G += y * self.sums[xi]
+        alpha[ws] = aB
+        return int(steps)

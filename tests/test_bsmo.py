@@ -1,0 +1,140 @@
+"""The batched working-set SMO (svmtool.solvers.kernel.bsmo) against LIBSVM as contract: the
+same stopping rule met (the maximal violating pair recomputed here in numpy from the returned
+alpha and an independently computed kernel), LIBSVM's objective, support vectors within 1% and
+the same decision values, for C-SVC, nu-SVC, one-class and epsilon-SVR; working sets far
+smaller than the problem so the outer loop runs many times."""
+
+import numpy as np
+import pytest
+from conftest import DATA
+
+from svmtool.io.svmlight import load_svmlight
+from svmtool.ops.kernels import Kernel, Rows
+from svmtool.params import KernelParams, SvrParams
+from svmtool.solvers.kernel import bsmo, smo
+
+svmutil = pytest.importorskip("libsvm.svmutil")
+
+GAMMA = 1 / 13
+
+
+@pytest.fixture(scope="module")
+def heart():
+    return load_svmlight(DATA / "heart_scale")
+
+
+def _kd(prob):
+    X = Rows(prob.indptr, prob.indices, prob.data, n_features=prob.n_features)
+    return smo.KernelData(X, Kernel(2, GAMMA, 0.0, 3, 0.0))
+
+
+def _rbf(prob):
+    D = prob.X.toarray()
+    sq = (D * D).sum(1)
+    return np.exp(-GAMMA * np.maximum(sq[:, None] + sq[None, :] - 2 * D @ D.T, 0.0))
+
+
+def _libsvm(prob, opts, capfd):
+    """(model, the obj value printed) of libsvm-official."""
+    capfd.readouterr()
+    model = svmutil.svm_train(list(prob.y), prob.X, opts)
+    out = capfd.readouterr().out
+    obj = [float(s.split("obj = ")[1].split(",")[0]) for s in out.splitlines()
+           if s.startswith("obj = ")][0]
+    return model, obj
+
+
+def _violation(alpha, y, C, G):
+    """max over I_up of -y G minus min over I_low of -y G (LIBSVM's stopping measure)."""
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    f = -y * G
+    return f[up].max() - f[low].min()
+
+
+def _signs(prob):
+    return np.where(prob.y == prob.y[0], 1.0, -1.0)
+
+
+CASES = {
+    "c_svc": ("-s 0 -c 4", lambda kd, prob, kw: smo.solve_c_svc(kd, _signs(prob), 4.0, 4.0,
+                                                                 **kw)),
+    "nu_svc": ("-s 1 -n 0.4", lambda kd, prob, kw: smo.solve_nu_svc(kd, _signs(prob), 0.4,
+                                                                    **kw)),
+    "one_class": ("-s 2 -n 0.3", lambda kd, prob, kw: smo.solve_one_class(kd, 0.3, **kw)),
+    "epsilon_svr": ("-s 3 -c 2 -p 0.2",
+                    lambda kd, prob, kw: smo.solve_epsilon_svr(kd, prob.y, 2.0, 0.2, **kw)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_batched_as_libsvm(heart, name, capfd):
+    opts, run = CASES[name]
+    ref, ref_obj = _libsvm(heart, f"{opts} -e 1e-4 -g {GAMMA!r}", capfd)
+    kd = _kd(heart)
+    sol = run(kd, heart, dict(eps=1e-4, working_set="batched", q=32))
+    assert sol.converged and sol.extra["outer"] > 3
+    assert abs(sol.obj - ref_obj) <= 1e-3 * max(1.0, abs(ref_obj))
+    assert abs(sol.n_sv - ref.l) <= max(1, 0.01 * ref.l)
+    K = _rbf(heart)
+    dec = K @ sol.coef - sol.rho
+    _, _, ref_dec = svmutil.svm_predict(list(heart.y), heart.X, ref, "-q")
+    ref_dec = np.array(ref_dec)[:, 0]
+    if name in ("c_svc", "nu_svc") and ref.label[0] != heart.y[0]:
+        ref_dec = -ref_dec
+    assert np.max(np.abs(dec - ref_dec)) < 1e-2 * max(1.0, np.abs(ref_dec).max())
+    clear = np.abs(ref_dec) > 1e-2 * max(1.0, np.abs(ref_dec).max())   # off the margin
+    assert np.mean(np.sign(dec[clear]) == np.sign(ref_dec[clear])) >= 0.99
+
+
+def test_stopping_rule_recomputed_independently(heart):
+    """C-SVC: LIBSVM's rule at the returned alpha, G = Q alpha - e from numpy's kernel."""
+    y = _signs(heart)
+    C = np.where(y > 0, 2.0, 3.0)            # a per-variable bound array (class weights)
+    kd = _kd(heart)
+    l = len(y)
+    res = smo.solve(kd, np.arange(l), y, -np.ones(l), C, np.zeros(l), eps=1e-3,
+                    working_set="batched", q=16)
+    assert res.converged and res.extra["outer"] > 3
+    G = y * (_rbf(heart) @ (y * res.alpha)) - 1.0
+    assert _violation(res.alpha, y, C, G) < 1e-3 + 1e-5
+    assert abs(y @ res.alpha) < 1e-9 and res.alpha.min() >= 0 and np.all(res.alpha <= C)
+    pair = smo.solve(kd, np.arange(l), y, -np.ones(l), C, np.zeros(l), eps=1e-3,
+                     working_set="pair")
+    assert abs(res.obj - pair.obj) <= 1e-3 * abs(pair.obj)
+
+
+def test_working_set_choice():
+    assert bsmo.use_batched(None, 10, "batched") and not bsmo.use_batched(None, 10**7, "pair")
+    with pytest.raises(ValueError):
+        bsmo.use_batched(None, 10, "both")
+    assert bsmo.working_set_size(100_000, 100_000, 1.0) < bsmo.working_set_size(100_000,
+                                                                                 100_000, 1000.0)
+
+
+def test_auto_routes_a_large_svr_through_the_batched_solver(capfd):
+    """epsilon-SVR of 2600 rows (5200 variables: above the automatic choice's threshold) by
+    svmtool's train: LIBSVM's obj and support vectors."""
+    import scipy.sparse as sp
+
+    from svmtool.api import train
+    from svmtool.params import TrainParams
+    from svmtool.problem import Problem
+
+    rng = np.random.default_rng(3)
+    D = np.round(rng.uniform(-1, 1, (2600, 5)), 3)
+    z = np.round(np.sin(3 * D[:, 0]) + D[:, 1] * D[:, 2] + 0.1 * rng.normal(size=2600), 3)
+    assert bsmo.use_batched(None, 2 * len(z))
+    X = sp.csr_matrix(D)
+    prob = Problem(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, z, 5)
+    capfd.readouterr()
+    ref = svmutil.svm_train(list(z), X, "-s 3 -c 4 -p 0.1 -g 0.5 -e 1e-3")
+    out = capfd.readouterr().out
+    ref_obj = [float(s.split("obj = ")[1].split(",")[0]) for s in out.splitlines()
+               if s.startswith("obj = ")][0]
+    m = train(prob, TrainParams(solver="epsilon_svr", C=4.0, eps=1e-3,
+                                kernel=KernelParams(gamma=0.5), svr=SvrParams(p=0.1)))
+    rep = m.report["classes"][0]
+    assert rep["converged"] and rep["outer"] > 0          # the batched solver's outer steps
+    assert abs(rep["obj"] - ref_obj) <= 1e-3 * abs(ref_obj)
+    assert abs(m.total_sv - ref.l) <= 0.01 * ref.l
