@@ -74,7 +74,7 @@ from svmtool._jit import njit
 MIN_BLOCK_NNZ = 1 << 15
 # At most this many blocks; the count is a power of two fixed by the data alone (never by the
 # thread count), so results are bit-identical for any number of threads.
-MAX_BLOCKS = 8
+MAX_BLOCKS = 256
 
 _ONE = np.uint64(1)
 
@@ -142,7 +142,8 @@ def default_blocks(nnz, n_features, min_block_nnz=MIN_BLOCK_NNZ):
     """Blocks for a pass over ``nnz`` stored values: a power of two <= MAX_BLOCKS, at least
     ``min_block_nnz`` values per block, and at least 8 stored values per entry of a block's
     feature-sized buffer, so that zeroing and adding the buffers stays cheap next to the pass
-    (news20: 1.27M values, 62k features -> 2 blocks; a9a, w8a, ijcnn1 -> 8)."""
+    (news20: 1.27M values, 62k features -> 2 blocks; a9a, w8a -> 8; ijcnn1 -> 16).  The bound
+    is high enough for a pass to use 64+ cores on large, narrow data."""
     b = min(MAX_BLOCKS, nnz // max(1, int(min_block_nnz)), nnz // (8 * max(1, n_features)))
     b = max(1, int(b))
     return 1 << (b.bit_length() - 1)
