@@ -1,5 +1,5 @@
 """Instance weights out of core: the block minimisation of the dual (-s 1, -s 3 with
---out-of-core) over a weighted binary cache.
+--out-of-core) and the Newton solvers (-s 2, -s 0) over a weighted binary cache.
 
 Truths: the weighted objective 0.5 |w|^2 + sum_i C W_i loss_i computed here with numpy from the
 model's w; the in-memory weighted run (itself checked against LIBLINEAR-weights elsewhere) and
@@ -37,7 +37,10 @@ def objective(prob, model, loss, weights):
     X = np.hstack([prob.X.toarray(), np.ones((prob.n_rows, 1))])
     w = model.w[:, 0] * (1.0 if model.labels[0] == 1 else -1.0)
     y = np.where(prob.y == 1, 1.0, -1.0)
-    m = np.maximum(0.0, 1.0 - y * (X @ w))
+    z = y * (X @ w)
+    if loss == "lr":
+        return 0.5 * w @ w + C * np.sum(weights * np.logaddexp(0.0, -z))
+    m = np.maximum(0.0, 1.0 - z)
     return 0.5 * w @ w + C * np.sum(weights * (m * m if loss == "l2" else m))
 
 
@@ -74,30 +77,45 @@ def test_out_of_core_reaches_the_weighted_optimum(weighted, solver, loss):
     assert abs(objective(prob, unweighted, loss, W) - f_mem) > 1e-3 * f_mem
 
 
+@pytest.mark.parametrize("solver,loss", [("newton", "l2"), ("lr", "lr")])
+def test_newton_out_of_core_reaches_the_weighted_optimum(weighted, solver, loss):
+    """The Newton runs: out of core, in memory and on the repeated rows, the same optimum; the
+    unweighted one another."""
+    prob, mapped, _ = weighted
+    W = prob.weights
+    ooc = train(mapped, solver, out_of_core=True, memory_budget=0.05)
+    rep = ooc.report["classes"][0]
+    assert ooc.report["streaming"] == "blocks" and rep["blocks"] >= 3 and rep["converged"], rep
+    repeated = prob.take_rows(np.repeat(np.arange(prob.n_rows), W.astype(int)))
+    repeated.weights = None
+    f = [objective(prob, m, loss, W) for m in (ooc, train(prob, solver), train(repeated, solver))]
+    assert abs(f[0] - f[1]) <= 1e-6 * f[1] and abs(f[0] - f[2]) <= 1e-6 * f[2], f
+    np.testing.assert_allclose(ooc.w, train(prob, solver).w, rtol=1e-5, atol=1e-7)
+    plain = mapped.take_rows(np.arange(mapped.n_rows))
+    plain.weights = None
+    assert abs(objective(prob, train(plain, solver), loss, W) - f[1]) > 1e-3 * f[1]
+
+
 def test_weights_of_one_change_nothing(weighted, tmp_path):
     """A cache whose weights are all 1 trains out of core to the same model bytes as one
-    without weights (the same costs, rows and random draws)."""
+    without weights (the same costs, rows and random draws; -s 1 at its iteration cap goes on
+    with the Newton solver in both)."""
     prob, _, _ = weighted
     for name, wts in (("p", None), ("o", np.ones(prob.n_rows))):
         sub = prob.take_rows(np.arange(prob.n_rows))
         sub.weights = wts
         save_cache(sub, str(tmp_path / f"{name}.cache"))
-    for name in ("p", "o"):
-        r = run_cli("train", "-s", "3", "-B", "1", "--out-of-core", "--memory-budget", "0.05",
-                    tmp_path / f"{name}.cache", tmp_path / f"{name}.model", "-q")
-        assert r.returncode == 0, r.stderr
-    assert (tmp_path / "p.model").read_bytes() == (tmp_path / "o.model").read_bytes()
-    # -s 1 within its iteration cap (at the cap the unweighted run goes on with the Newton
-    # solver, which takes no weights out of core)
-    w = [api.train(load_data(str(tmp_path / f"{name}.cache")), solver="dcd-l2", bias=1.0,
-                   out_of_core=True, memory_budget=0.05, max_iter=20000).w for name in "po"]
-    assert w[0].tobytes() == w[1].tobytes()
+    for s in ("3", "1", "2", "0"):
+        for name in ("p", "o"):
+            r = run_cli("train", "-s", s, "-B", "1", "--out-of-core", "--memory-budget",
+                        "0.05", tmp_path / f"{name}.cache", tmp_path / f"{name}.model", "-q")
+            assert r.returncode == 0, r.stderr
+        assert (tmp_path / "p.model").read_bytes() == (tmp_path / "o.model").read_bytes(), s
 
 
 def test_paths_without_weights_refuse(weighted, tmp_path):
     _, _, path = weighted
-    runs = {("-s", "2", "--out-of-core"): "out-of-core training with solver newton",
-            ("-s", "cp", "--out-of-core"): "out-of-core training with solver cp",
+    runs = {("-s", "cp", "--out-of-core"): "out-of-core training with solver cp",
             ("-s", "2", "--dask", "local:1"): "dask training"}
     for args, what in runs.items():
         r = run_cli("train", *args, path, tmp_path / "m", "-q")

@@ -172,7 +172,7 @@ register(SolverSpec(
     small_without_numba=True, instance_weights=True, out_of_core_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
                threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
-               instance_weights=True)
+               instance_weights=True, out_of_core_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,

@@ -75,11 +75,15 @@ class BlockRows:
         self.oracle = oracle
         self.n_rows = oracle.n_rows
 
-    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0):
+    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0, weights=None):
+        """The Newton objective over the blocks; ``weights``: row i's cost is its class's C
+        times ``weights[i]`` (None: the class's C)."""
+        from svmtool.solvers.common.weighted import row_costs
         from svmtool.solvers.newton.objectives import _loss_group, make_objective
 
         row_only(_loss_group)
-        cost = np.where(y > 0, C_pos, C_neg)
+        cost = np.where(y > 0, C_pos, C_neg) if weights is None else row_costs(
+            y, C_pos, C_neg, weights)
         return make_objective(loss, self.oracle, y, cost, p=p, free_last=free_last)
 
     def hinge_risk(self, y, C_pos, C_neg):
