@@ -123,3 +123,19 @@ def test_paths_without_weights_refuse(weighted, tmp_path):
         assert r.stderr.decode() == (f"svmtool: error: {what} does not take instance weights "
                                      f"yet (cost: tokens or -W)\n"), r.stderr
         assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("solver,loss", [("dcd-l1", "l1"), ("newton", "l2")])
+def test_shard_index_carries_the_weights(weighted, tmp_path, solver, loss):
+    """A weighted cache split into shards trains out of core to the same optimum (the shards'
+    weights read one after another, as their rows)."""
+    from svmtool.io.shards import load_shards, write_shards
+
+    prob, mapped, path = weighted
+    write_shards(path, str(tmp_path / "w.shards"), 3)
+    sharded = load_shards(str(tmp_path / "w.shards"))
+    assert np.array_equal(sharded.weights, prob.weights)
+    models = [train(p, solver, out_of_core=True, memory_budget=0.05) for p in (sharded, mapped)]
+    assert all(m.report["streaming"] == "blocks" for m in models)
+    f = [objective(prob, m, loss, prob.weights) for m in models]
+    assert abs(f[0] - f[1]) <= 1e-6 * f[1], f
