@@ -67,8 +67,9 @@ def _train(problem, params, *, callback, init_model, **kwargs):
     if params.dask is not None and spec.dask == "tasks":
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
     mode = _streaming_mode(problem, params, spec)
-    if mode:
-        refuse_weights(problem, "out-of-core and dask training")
+    if mode and not spec.takes_weights(mode):
+        refuse_weights(problem, f"{'out-of-core' if mode == 'blocks' else 'dask'} training "
+                                f"with solver {spec.name}")
     if spec.driver:
         return _train_driver(problem, params, spec, callback, init_model, mode)
     return _OneVsRest(problem, params, spec, init_model, mode).train(callback)
@@ -242,7 +243,8 @@ class _OneVsRest:
                                 callback=cb, **more)
 
         t, c = time.perf_counter(), time.thread_time()
-        res = train_one(spec, solve, p, init_w, weighted=weights is not None)
+        res = train_one(spec, solve, p, init_w, weighted=weights is not None,
+                        streaming=self.streaming)
         self.clock[col] = (t - self.t0, time.perf_counter() - t, time.thread_time() - c)
         return res
 

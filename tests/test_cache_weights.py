@@ -215,10 +215,11 @@ def test_svm_scale_keeps_cost_tokens(weighted, tmp_path):
 
 
 def test_out_of_core_and_dask_refuse_a_weighted_cache(weighted, tmp_path):
-    """Out of core and dask do not carry weights yet: one line, exit 2, no model (never a
-    silently unweighted model)."""
+    """Out of core (but for the dual CD and Newton solvers: tests/test_weights_out_of_core.py)
+    and dask do not carry weights yet: one line, exit 2, no model (never a silently unweighted
+    model)."""
     save_cache(weighted, tmp_path / "w.cache")
-    for args in (["-s", "1", "--out-of-core"], ["-s", "2", "--dask", "local:1"]):
+    for args in (["-s", "cp", "--out-of-core"], ["-s", "2", "--dask", "local:1"]):
         r = run_cli("train", *args, tmp_path / "w.cache", tmp_path / "m", "-q")
         assert r.returncode == 2, r.stderr
         err = r.stderr.decode()

@@ -81,6 +81,8 @@ class SolverSpec:
     out_of_core: str = ""         # "module:function" of its fit over rows that are not in
                                   # memory (a row source of svmtool.solvers.scale_out); "":
                                   # in memory only
+    out_of_core_weights: bool = False  # its out_of_core fit honours instance weights too
+                                  # (else the API refuses a weighted problem out of core)
     dask: str = ""                # "passes": its out_of_core fit also runs on dask shards;
                                   # "tasks": its subproblems go to the cluster as tasks
     # -- the model it makes --------------------------------------------------------------------
@@ -113,6 +115,13 @@ class SolverSpec:
                     f"(cost: tokens or -W): the loss is one of the whole labeling, not a sum "
                     f"over the examples")
         return None
+
+    def takes_weights(self, streaming=None) -> bool:
+        """Whether its fit honours instance weights on the path ``streaming`` (None: in memory,
+        "blocks": out of core; "dask": no fit does yet)."""
+        if streaming is None:
+            return self.instance_weights
+        return streaming == "blocks" and self.instance_weights and self.out_of_core_weights
 
     def reads(self, group) -> bool:
         """Whether the solver reads the TrainParams option group ``group``."""
@@ -154,16 +163,16 @@ register(SolverSpec(
     problem="L2-loss SVM", method="dual CD (LIBLINEAR -s 1)", eps_means="max PG violation",
     loss="squared hinge", warm_start="alpha", fallback="newton", fallback_eps=0.1,
     out_of_core=_S + "scale_out.dcd_blocks:fit_rows", small_without_numba=True,
-    instance_weights=True, **_DUAL_CD))
+    instance_weights=True, out_of_core_weights=True, **_DUAL_CD))
 register(SolverSpec(
     name="dcd-l1", liblinear_id=3, liblinear_type="L2R_L1LOSS_SVC_DUAL",
     fit=_S + "dual_cd.dcd:fit", kwargs=(("loss", "l1"),), default_eps=0.1,
     problem="L1-loss SVM", method="dual CD (LIBLINEAR -s 3)", eps_means="max PG violation",
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
-    small_without_numba=True, instance_weights=True, **_DUAL_CD))
+    small_without_numba=True, instance_weights=True, out_of_core_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
                threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
-               instance_weights=True)
+               instance_weights=True, out_of_core_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,

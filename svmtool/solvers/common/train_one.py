@@ -12,10 +12,11 @@ the in-memory, out-of-core and -C paths all solve their subproblems here.
 from dataclasses import replace
 
 
-def train_one(spec, solve, params, init_w=None, weighted=False):
+def train_one(spec, solve, params, init_w=None, weighted=False, streaming=None):
     """``solve(spec, params, init_w) -> SolverResult`` for ``spec``, then for its fallback if
     due (the Newton result, with ``extra["notice"]`` saying why).  ``weighted``: the rows carry
-    instance weights; a fallback that does not take them is not run (the first solver's result
+    instance weights; a fallback that does not take them (on the path ``streaming``: None in
+    memory, "blocks" out of core) is not run (the first solver's result
     stands, its warning saying so)."""
     res = solve(spec, params, init_w)
     if not spec.fallback or res.converged or res.extra.get("stopped"):
@@ -23,7 +24,7 @@ def train_one(spec, solve, params, init_w=None, weighted=False):
     from svmtool.solvers import get_spec
 
     then = get_spec(spec.fallback)
-    if weighted and not then.instance_weights:
+    if weighted and not then.takes_weights(streaming):
         res.extra["warning"] = ((res.extra.get("warning") or "") + f" (the fallback "
                                 f"{then.name} does not take instance weights yet: not run)")
         return res

@@ -255,15 +255,27 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     return _solve(obj, y, loss, params, init_w, callback, t_start)
 
 
-def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l2"):
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l2",
+             weights=None):
     """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
-    memory-mapped cache, or shards on a dask cluster), which builds the objective."""
+    memory-mapped cache, or shards on a dask cluster), which builds the objective.
+    ``weights`` (the blocks only): one instance weight a row, or None; the rows stay in the
+    passes, a row of weight 0 with cost 0 (nothing in the loss, gradient or Hessian), and the
+    tolerance counts the rows of positive weight, as :func:`fit` in memory does."""
+    from svmtool.solvers.common import weighted
+
     t_start = time.perf_counter()
     C_pos, C_neg = _costs(C_pos, C_neg)
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
     _check_labels(y, rows.n_rows)
-    obj = rows.objective(loss, y, C_pos, C_neg, free_last=not params.bias_reg.regularize)
-    return _solve(obj, y, loss, params, init_w, callback, t_start)
+    more, y_tol = {}, y
+    if weights is not None:
+        more["weights"] = weighted.checked(weights, rows.n_rows)
+        if weighted.has_zeros(more["weights"]):
+            y_tol = y[more["weights"] > 0]
+    obj = rows.objective(loss, y, C_pos, C_neg, free_last=not params.bias_reg.regularize,
+                         **more)
+    return _solve(obj, y_tol, loss, params, init_w, callback, t_start)
 
 
 def _costs(C_pos, C_neg):

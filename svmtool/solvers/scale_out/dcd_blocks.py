@@ -6,7 +6,9 @@ The problem is LIBLINEAR's dual of the L2-regularised L1- or L2-loss SVM (-s 3 /
     Q = Qbar + D,  Qbar_ij = y_i y_j x_i'x_j,
     L1 loss: U_i = C_i, D = 0;     L2 loss: U_i = inf, D_ii = 1 / (2 C_i)
 
-with ``w = sum_i alpha_i y_i x_i`` kept up to date, as in Hsieh et al. (ICML 2008).
+with ``w = sum_i alpha_i y_i x_i`` kept up to date, as in Hsieh et al. (ICML 2008).  ``C_i`` is
+the row's class C times its instance weight ``W_i`` when the cache carries weights
+(:mod:`svmtool.solvers.common.weighted`); a row of weight 0 is never visited (its alpha stays 0).
 
 The method is the block minimisation of Yu, Hsieh, Chang and Lin, "Large linear classification
 when data cannot fit in memory" (KDD 2010): the rows are split into blocks B_1..B_m (here the
@@ -45,6 +47,7 @@ import numpy as np
 from svmtool._jit import njit
 from svmtool.solvers import default_eps
 from svmtool.solvers.common.result import STOPPED_TIME, SolverResult, time_limit_warning, time_up
+from svmtool.solvers.common.weighted import checked, row_costs
 
 DEFAULT_MAX_ITER = 300
 INNER_PASSES = 5
@@ -116,16 +119,40 @@ def _block_qd(ip, dv, r0, r1, diag, qd):
         qd[i] = s
 
 
-def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l1"):
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l1",
+             weights=None):
     """The registry's out-of-core fit of -s 1 and -s 3: :func:`fit` over the row source's
     BlockOracle (``init_w`` is ignored: the dual starts from 0)."""
-    res = fit(rows.oracle, y, C_pos, C_neg, params, loss=loss, callback=callback)
+    res = fit(rows.oracle, y, C_pos, C_neg, params, loss=loss, callback=callback,
+              weights=weights)
     res.extra["method"] = "block minimisation of the dual"
     return res
 
 
-def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None):
-    """Train over a :class:`svmtool.engine.blocks.BlockOracle`; ``y`` in {-1, +1}."""
+def _costs(y, C_pos, C_neg, weights, loss):
+    """(cost, upper, diag, keep): each row's C_i (the class's C times its weight), its box bound
+    and diagonal term, and the rows of positive weight (None: every row, no weights).  A row of
+    weight 0 keeps alpha 0: it is never visited, its bound and diagonal are 0."""
+    weights = checked(weights, y.shape[0])
+    cost = row_costs(y, C_pos, C_neg, weights)
+    keep = None if weights is None else weights > 0
+    if loss == "l2":
+        upper = np.full(y.shape[0], np.inf)
+        if keep is None:
+            diag = 0.5 / cost
+        else:
+            diag = np.zeros(y.shape[0])
+            np.divide(0.5, cost, out=diag, where=keep)
+    else:
+        upper = cost.copy()
+        diag = np.zeros(y.shape[0])
+    return cost, upper, diag, keep
+
+
+def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None, weights=None):
+    """Train over a :class:`svmtool.engine.blocks.BlockOracle`; ``y`` in {-1, +1};
+    ``weights``: instance weights (one a row, or None), row i's C being C_class(i) * W_i
+    (:mod:`svmtool.solvers.common.weighted`)."""
     t_start = time.perf_counter()
     y = np.ascontiguousarray(y, dtype=np.float64)
     n = oracle.n_rows
@@ -135,13 +162,7 @@ def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None):
         raise ValueError("labels must be -1 or +1")
     eps = default_eps("dcd-l2") if params.eps is None else float(params.eps)
     max_iter = DEFAULT_MAX_ITER if params.max_iter is None else int(params.max_iter)
-    cost = np.where(y > 0, float(C_pos), float(C_neg))
-    if loss == "l2":
-        upper = np.full(n, np.inf)
-        diag = 0.5 / cost
-    else:
-        upper = cost.copy()
-        diag = np.zeros(n)
+    cost, upper, diag, keep = _costs(y, float(C_pos), float(C_neg), weights, loss)
     alpha = np.zeros(n)
     w = np.zeros(oracle.n_features)
     qd = np.empty(n)
@@ -162,6 +183,8 @@ def fit(oracle, y, C_pos, C_neg, params, loss="l1", init_w=None, callback=None):
                 _block_qd(ip, dv, r0, r1, diag, qd)
                 seen_qd[b] = True
             rows = np.arange(r0, r1, dtype=np.int64)
+            if keep is not None:
+                rows = rows[keep[r0:r1]]
             for inner in range(INNER_PASSES):
                 rng.shuffle(rows)
                 _block_pass(ip, ix, dv, y, qd, alpha, upper, diag, w, rows, pg)

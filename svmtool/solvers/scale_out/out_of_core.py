@@ -14,6 +14,9 @@ arrays.  A row source is what a solver family asks of rows it does not hold:
 * ``oracle``: the BlockOracle (the block minimisation of the dual,
   :mod:`svmtool.solvers.scale_out.dcd_blocks`, for -s 1 and -s 3).
 
+A fit whose registry entry has ``out_of_core_weights`` also gets the cache's instance weights
+(``weights=``, one a row); the API refuses a weighted problem out of core for the others.
+
 :class:`svmtool.solvers.scale_out.sharded.ShardRows` offers the first three over shards on a
 dask cluster, so that the same out-of-core fits run there (registry ``dask="passes"``).
 
@@ -72,11 +75,15 @@ class BlockRows:
         self.oracle = oracle
         self.n_rows = oracle.n_rows
 
-    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0):
+    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0, weights=None):
+        """The Newton objective over the blocks; ``weights``: row i's cost is its class's C
+        times ``weights[i]`` (None: the class's C)."""
+        from svmtool.solvers.common.weighted import row_costs
         from svmtool.solvers.newton.objectives import _loss_group, make_objective
 
         row_only(_loss_group)
-        cost = np.where(y > 0, C_pos, C_neg)
+        cost = np.where(y > 0, C_pos, C_neg) if weights is None else row_costs(
+            y, C_pos, C_neg, weights)
         return make_objective(loss, self.oracle, y, cost, p=p, free_last=free_last)
 
     def hinge_risk(self, y, C_pos, C_neg):
@@ -106,18 +113,24 @@ def streaming_fit(spec, bias, budget_bytes=None, sources=None):
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        *, spec, bias, budget_bytes=None, oracle=None, sources=None):
+        *, spec, bias, budget_bytes=None, oracle=None, sources=None, weights=None):
     """Train ``spec``'s binary (or single) problem from the raw (mapped) arrays; ``n_features``
     counts the bias column when ``bias >= 0``.  ``sources``: the (indptr, indices, data) of
     every shard of a shard index, read one after another (then the first three arguments are
-    unused)."""
+    unused).  ``weights``: the instance weights (one a row, or None), handed on to a fit whose
+    registry entry says it takes them out of core (``out_of_core_weights``)."""
     raw = int(n_features) - (1 if bias >= 0 else 0)
     if oracle is None:
         oracle = make_oracle(indptr, indices, data, raw, bias, params, budget_bytes, sources)
     if not spec.sign_labels:
         y = np.ascontiguousarray(y, dtype=np.float64)
+    more = {}
+    if weights is not None:
+        if not spec.takes_weights("blocks"):
+            raise ValueError(f"{spec.name}: its out-of-core fit takes no instance weights")
+        more["weights"] = weights
     res = spec.load_out_of_core()(BlockRows(oracle), y, n_features, C_pos, C_neg, params,
-                                  init_w=init_w, callback=callback)
+                                  init_w=init_w, callback=callback, **more)
     res.extra["out_of_core"] = True
     res.extra["blocks"] = oracle.n_blocks
     res.extra["block_values"] = oracle.block_values
