@@ -57,7 +57,8 @@ TIGHT_TOL = 1e-8          # a tol at which the weighted and the repeated fit agr
 
 def linear_weight_reason(estimator):
     """Why a linear estimator fails the sample-weight checks (None: it passes them): its
-    solver takes no instance weights (the registry says), or its tol is too loose."""
+    solver takes no instance weights (the registry says) or not with its loss (SVMperf's
+    multivariate losses), or its tol is too loose."""
     from svmtool.solvers import get_spec
 
     if type(estimator).__name__ not in LINEAR_ESTIMATORS:
@@ -66,9 +67,12 @@ def linear_weight_reason(estimator):
         spec = get_spec(estimator._solver())
     except ValueError:
         return None                   # parameters fit refuses anyway
-    if not spec.instance_weights:
+    params = estimator.get_params(deep=False)
+    multivariate = spec.reads("loss") and params.get("loss") in PERF_LOSSES \
+        and params.get("loss") != "errorrate"       # fit refuses weights with such a loss
+    if not spec.instance_weights or multivariate:
         return LINEAR_NO_WEIGHTS.format(spec.name)
-    tol = estimator.get_params(deep=False).get("tol")
+    tol = params.get("tol")
     return None if tol is not None and tol <= TIGHT_TOL else LINEAR_WEIGHT_TOLERANCE
 
 
