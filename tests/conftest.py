@@ -125,3 +125,18 @@ def write_svmlight(prob, path):
             feats = " ".join(f"{j + 1}:{v!r}" for j, v in zip(prob.indices[lo:hi].tolist(),
                                                               prob.data[lo:hi].tolist()))
             f.write(f"{prob.y[i]:g} {feats}\n")
+
+
+def svmlight_programs():
+    """Paths of SVMlight's svm_learn and svm_classify ($SVMLIGHT_BIN, else PATH); the test
+    skips, printing why, when they are not there (tools/install-anchors.sh builds them)."""
+    folder = os.environ.get("SVMLIGHT_BIN")
+    found = []
+    for name in ("svm_learn", "svm_classify"):
+        path = os.path.join(folder, name) if folder else shutil.which(name)
+        if not path or not os.access(path, os.X_OK):
+            why = "SVMlight's svm_learn / svm_classify are not on PATH nor in $SVMLIGHT_BIN"
+            print(f"skipped: {why} (tools/install-anchors.sh builds them)")
+            pytest.skip(why)
+        found.append(path)
+    return found

@@ -7,26 +7,13 @@ Truths used: SVMlight's C programs (``svm_learn`` / ``svm_classify`` on PATH or 
 (``1/2 |w|^2 + C * L1 loss`` from its "Norm of weight vector" and "L1 loss" lines).
 """
 
-import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import run_cli, shared_file
-
-
-def _programs():
-    folder = os.environ.get("SVMLIGHT_BIN")
-    found = []
-    for name in ("svm_learn", "svm_classify"):
-        path = os.path.join(folder, name) if folder else shutil.which(name)
-        if not path or not os.access(path, os.X_OK):
-            pytest.skip("SVMlight's svm_learn / svm_classify are not on PATH nor in $SVMLIGHT_BIN")
-        found.append(path)
-    return found
+from conftest import run_cli, shared_file, svmlight_programs
 
 
 def _objective(text, C):
@@ -43,7 +30,7 @@ def _objective(text, C):
 ])
 @pytest.mark.shared
 def test_models_and_objectives_cross_with_svmlight(tmp_path, data, args):
-    learn, classify = _programs()
+    learn, classify = svmlight_programs()
     train = shared_file(*data)
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     p = subprocess.run([learn, *args, "-e", "0.0001", str(train), str(theirs)], check=True,

@@ -10,15 +10,13 @@ SVMlight's own programs are found (``svm_learn`` / ``svm_classify`` on PATH, or 
 those tests skip.
 """
 
-import os
 import re
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import DATA, TESTDATA, shared_file
+from conftest import DATA, TESTDATA, shared_file, svmlight_programs
 from svmtool.cli import run
 from svmtool.io.model_io import load_model
 from svmtool.io.svmlight import load_data
@@ -400,24 +398,13 @@ def test_quiet_verbosity_and_stdout(example1, capsys):
 
 # --- against SVMlight's own programs, when they are installed ----------------------------------
 
-def _svmlight():
-    folder = os.environ.get("SVMLIGHT_BIN")
-    found = []
-    for name in ("svm_learn", "svm_classify"):
-        path = os.path.join(folder, name) if folder else shutil.which(name)
-        if not path or not os.access(path, os.X_OK):
-            pytest.skip("SVMlight's svm_learn / svm_classify are not on PATH nor in "
-                        "$SVMLIGHT_BIN")
-        found.append(path)
-    return found
-
 
 @pytest.mark.parametrize("args", [(), ("-t", 2, "-g", 0.5), ("-z", "r"),
                                   ("-z", "r", "-t", 2, "-g", 1)])
 def test_models_cross_with_svmlight(tmp_path, capsys, args):
     """svm_classify reads svmtool's model and svmtool reads svm_learn's: the same decision
     values; both tools' models agree (the same problem) to the solvers' tolerance."""
-    learn, classify = _svmlight()
+    learn, classify = svmlight_programs()
     tr = HEART
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
     subprocess.run([learn, *map(str, args), "-e", "0.0001", str(tr), str(theirs)], check=True,
@@ -440,7 +427,7 @@ def test_models_cross_with_svmlight(tmp_path, capsys, args):
 
 @pytest.mark.shared
 def test_xi_alpha_estimates_match_svmlight(tmp_path, capsys):
-    learn, _ = _svmlight()
+    learn, _ = svmlight_programs()
     tr = shared_file("svmlight_example1", "train.dat")
     p = subprocess.run([learn, str(tr), str(tmp_path / "theirs")], check=True,
                        capture_output=True, text=True)
@@ -452,7 +439,7 @@ def test_xi_alpha_estimates_match_svmlight(tmp_path, capsys):
 
 
 def test_leave_one_out_matches_svmlight(tmp_path, capsys):
-    learn, _ = _svmlight()
+    learn, _ = svmlight_programs()
     p = subprocess.run([learn, "-x", "1", "-t", "2", "-g", "0.5", str(HEART),
                         str(tmp_path / "theirs")], check=True, capture_output=True, text=True)
     code, out, err = cli(capsys, "svm_learn", "-x", 1, "-t", 2, "-g", 0.5, HEART,
@@ -507,7 +494,7 @@ def test_untagged_regression_model_predicts_values(tmp_path, capsys):
 
 def test_svm_learn_regression_model_predicts_svm_classify_values(tmp_path, capsys):
     """SVMlight's own svm_learn -z r model: svmtool predict writes svm_classify's numbers."""
-    learn, classify = _svmlight()
+    learn, classify = svmlight_programs()
     data = _real_targets(tmp_path)
     model = tmp_path / "theirs"
     subprocess.run([learn, "-z", "r", str(data), str(model)], check=True, capture_output=True)

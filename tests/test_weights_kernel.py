@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import DATA, need
+from conftest import DATA, need, svmlight_programs
 from svmtool import api
 from svmtool.io.model_io import load_model
 from svmtool.io.svmlight import load_svmlight
@@ -193,22 +193,6 @@ def test_svm_train_weight_file_on_the_command_line(tmp_path):
 
 # --- SVMlight's cost: -----------------------------------------------------------------------------
 
-def _svmlight():
-    import os
-    import shutil
-
-    folder = os.environ.get("SVMLIGHT_BIN")
-    found = []
-    for name in ("svm_learn", "svm_classify"):
-        path = os.path.join(folder, name) if folder else shutil.which(name)
-        if not path or not os.access(path, os.X_OK):
-            print("skipped: SVMlight's svm_learn / svm_classify are not on PATH nor in "
-                  "$SVMLIGHT_BIN (tools/install-anchors.sh builds them)")
-            pytest.skip("SVMlight's svm_learn / svm_classify are not on PATH nor in "
-                        "$SVMLIGHT_BIN")
-        found.append(path)
-    return found
-
 
 def cost_file(tmp_path):
     w = np.random.default_rng(1).choice([0.2, 1.0, 5.0], size=270)
@@ -223,7 +207,7 @@ def cost_file(tmp_path):
 def test_svm_learn_cost_tokens_match_svmlight(tmp_path, args):
     from conftest import run_cli
 
-    learn, classify = _svmlight()
+    learn, classify = svmlight_programs()
     data = cost_file(tmp_path)
     common = (*args, "-c", "1", "-e", "0.0001")
     subprocess.run([learn, *common, str(data), str(tmp_path / "theirs")], check=True,
