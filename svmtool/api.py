@@ -62,9 +62,9 @@ def _train(problem, params, *, callback, init_model, **kwargs):
         refuse_weights(problem, f"solver {spec.name}", refused)
     _check_weights(problem)
     init_model = _init_model(init_model, spec)
-    if params.dask is not None:
-        refuse_weights(problem, "dask training")
     if params.dask is not None and spec.dask == "tasks":
+        if not spec.takes_weights("dask"):
+            refuse_weights(problem, f"dask training with solver {spec.name}")
         return _scale_out().train_with_tasks(problem, params, spec, callback, init_model)
     mode = _streaming_mode(problem, params, spec)
     if mode and not spec.takes_weights(mode):

@@ -1,11 +1,12 @@
 """Instance weights out of core: the block minimisation of the dual (-s 1, -s 3 with
---out-of-core) and the Newton solvers (-s 2, -s 0) over a weighted binary cache.
+--out-of-core), the Newton solvers (-s 2, -s 0, -s 11) and the cutting planes (cp, ocas, gca2,
+tca) over a weighted binary cache.
 
 Truths: the weighted objective 0.5 |w|^2 + sum_i C W_i loss_i computed here with numpy from the
 model's w; the in-memory weighted run (itself checked against LIBLINEAR-weights elsewhere) and
 the unweighted in-memory run on the rows repeated W_i times (integer weights) reach the same
-optimum, so the out-of-core run must reach it too (1e-6 relative at a tight -e).  Paths that do
-not carry weights yet refuse in one line (exit 2, no model).
+optimum, so the out-of-core run must reach it too (1e-6 relative at a tight -e; the cutting
+planes 1e-5).  Ranking, which takes no weights, refuses in one line (exit 2, no model).
 """
 
 import numpy as np
@@ -113,16 +114,80 @@ def test_weights_of_one_change_nothing(weighted, tmp_path):
         assert (tmp_path / "p.model").read_bytes() == (tmp_path / "o.model").read_bytes(), s
 
 
-def test_paths_without_weights_refuse(weighted, tmp_path):
+@pytest.mark.parametrize("solver,eps", [("ocas", 1e-9), ("gca2", 1e-9), ("tca", 1e-9),
+                                        ("cp", 1e-7)])
+def test_cutting_plane_out_of_core_reaches_the_weighted_optimum(weighted, solver, eps):
+    """cp and OCAS over the blocks with the rows' costs C W_i (rows of weight 0 kept in the
+    passes at cost 0): the optimum of the weighted hinge problem, as in memory (where those
+    rows are left out) and on the rows repeated; the unweighted optimum is another one."""
+    prob, mapped, _ = weighted
+    W = prob.weights
+    run = dict(C=C, bias=1.0, eps=eps, max_iter=100000)
+    ooc = api.train(mapped, solver=solver, out_of_core=True, memory_budget=0.05, **run)
+    rep = ooc.report["classes"][0]
+    assert ooc.report["streaming"] == "blocks" and rep["blocks"] >= 3 and rep["converged"], rep
+    repeated = prob.take_rows(np.repeat(np.arange(prob.n_rows), W.astype(int)))
+    repeated.weights = None
+    f = [objective(prob, m, "l1", W) for m in
+         (ooc, api.train(prob, solver=solver, **run), api.train(repeated, solver=solver, **run))]
+    assert max(f) - min(f) <= 1e-5 * min(f), f
+    # the solver's own primal is this objective (the weighted risk, summed over the blocks)
+    assert abs(rep["primal"] - f[0]) <= 1e-9 * f[0], (rep["primal"], f[0])
+    plain = mapped.take_rows(np.arange(mapped.n_rows))
+    plain.weights = None
+    assert objective(prob, api.train(plain, solver=solver, **run), "l1", W) > f[1] * (1 + 1e-3)
+
+
+def test_svr_out_of_core_reaches_the_weighted_optimum(weighted, tmp_path):
+    """-s 11 (L2-loss SVR, Newton) over the blocks: 0.5 |w|^2 + C sum_i W_i max(0, |w'x_i -
+    y_i| - p)^2 as in memory and on the repeated rows."""
+    prob = weighted[0]
+    W = prob.weights
+    # a real-valued target from the features, so that the regression has something to fit
+    X = np.hstack([prob.X.toarray(), np.ones((prob.n_rows, 1))])
+    target = X[:, :4].sum(axis=1) + np.where(prob.y == 1, 0.5, -0.5)
+    reg = prob.take_rows(np.arange(prob.n_rows))
+    reg.y, reg.weights = target, W
+    save_cache(reg, str(tmp_path / "reg.cache"))
+    reg_mapped = load_data(str(tmp_path / "reg.cache"))
+    from svmtool.params import SvrParams
+
+    run = dict(C=C, bias=1.0, eps=1e-8, svr=SvrParams(p=0.1))
+    ooc = api.train(reg_mapped, solver="svr-l2", out_of_core=True, memory_budget=0.05, **run)
+    assert ooc.report.get("streaming") == "blocks", ooc.report
+    repeated = reg.take_rows(np.repeat(np.arange(reg.n_rows), W.astype(int)))
+    repeated.weights = None
+
+    def f(model):
+        w = model.w.reshape(-1)
+        m = np.maximum(0.0, np.abs(X @ w - target) - 0.1)
+        return 0.5 * w @ w + C * np.sum(W * m * m)
+
+    vals = [f(m) for m in (ooc, api.train(reg, solver="svr-l2", **run),
+                           api.train(repeated, solver="svr-l2", **run))]
+    assert max(vals) - min(vals) <= 1e-7 * min(vals), vals
+    reg.weights = None
+    assert f(api.train(reg, solver="svr-l2", **run)) > vals[1] * (1 + 1e-3)
+
+
+def test_every_out_of_core_fit_takes_weights(weighted, tmp_path):
+    """The command line on the weighted cache: every solver with an out-of-core fit trains
+    there (exit 0, a model); ranking, which takes no instance weights at all, refuses in one
+    line naming itself (exit 2, no model)."""
+    from svmtool.solvers import specs
+
     _, _, path = weighted
-    runs = {("-s", "cp", "--out-of-core"): "out-of-core training with solver cp",
-            ("-s", "2", "--dask", "local:1"): "dask training"}
-    for args, what in runs.items():
-        r = run_cli("train", *args, path, tmp_path / "m", "-q")
-        assert r.returncode == 2 and r.stdout == b"", (args, r.stderr)
-        assert r.stderr.decode() == (f"svmtool: error: {what} does not take instance weights "
-                                     f"yet (cost: tokens or -W)\n"), r.stderr
-        assert not (tmp_path / "m").exists()
+    names = [s.name for s in specs() if s.out_of_core]
+    assert {"dcd-l1", "dcd-l2", "newton", "lr", "svr-l2", "cp", "ocas"} <= set(names)
+    for spec in specs():
+        if spec.out_of_core and spec.kind != "ranking":
+            assert spec.takes_weights("blocks"), spec.name
+    r = run_cli("train", "-s", "ocas", "--out-of-core", "--memory-budget", "0.05", path,
+                tmp_path / "m", "-q")
+    assert r.returncode == 0 and (tmp_path / "m").exists(), r.stderr
+    r = run_cli("train", "-s", "ordinal", "--out-of-core", path, tmp_path / "r", "-q")
+    assert r.returncode == 2 and r.stdout == b"" and not (tmp_path / "r").exists()
+    assert r.stderr.decode().count("\n") == 1 and "solver ordinal" in r.stderr.decode()
 
 
 @pytest.mark.parametrize("solver,loss", [("dcd-l1", "l1"), ("newton", "l2")])

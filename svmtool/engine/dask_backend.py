@@ -40,7 +40,8 @@ def require_dask():
 
 
 class Shard:
-    """Rows ``r0..r1`` of the cache at ``path``, mapped read-only, streamed in blocks."""
+    """Rows ``r0..r1`` of the cache at ``path``, mapped read-only, streamed in blocks; their
+    labels ``y`` and instance weights (``weights``, None when the cache has none), mapped."""
 
     def __init__(self, path, r0, r1, bias, block_values, threads=1):
         from svmtool.io.cache import load_cache
@@ -51,6 +52,7 @@ class Shard:
         if not 0 <= r0 <= r1 <= prob.n_rows:
             raise ValueError(f"rows {r0}..{r1} outside the cache's {prob.n_rows}")
         self.y = prob.y[r0:r1]
+        self.weights = None if prob.weights is None else prob.weights[r0:r1]
         self.rows = (r0, r1)
         self.oracle = BlockOracle(prob.indptr[r0:r1 + 1], prob.indices, prob.data,
                                   prob.n_features, bias=bias, threads=threads,

@@ -81,8 +81,9 @@ class SolverSpec:
     out_of_core: str = ""         # "module:function" of its fit over rows that are not in
                                   # memory (a row source of svmtool.solvers.scale_out); "":
                                   # in memory only
-    out_of_core_weights: bool = False  # its out_of_core fit honours instance weights too
-                                  # (else the API refuses a weighted problem out of core)
+    out_of_core_weights: bool = False  # its out_of_core fit honours instance weights too,
+                                  # on blocks and (dask="passes") on dask shards (else the
+                                  # API refuses a weighted problem on those paths)
     dask: str = ""                # "passes": its out_of_core fit also runs on dask shards;
                                   # "tasks": its subproblems go to the cluster as tasks
     # -- the model it makes --------------------------------------------------------------------
@@ -117,11 +118,14 @@ class SolverSpec:
         return None
 
     def takes_weights(self, streaming=None) -> bool:
-        """Whether its fit honours instance weights on the path ``streaming`` (None: in memory,
-        "blocks": out of core; "dask": no fit does yet)."""
-        if streaming is None:
+        """Whether its fit honours instance weights on the path ``streaming`` (None: in memory;
+        "blocks": out of core; "dask": on a cluster -- its out-of-core fit over shards, or its
+        subproblems as tasks, which carry their rows' costs)."""
+        if streaming is None or not self.instance_weights:
             return self.instance_weights
-        return streaming == "blocks" and self.instance_weights and self.out_of_core_weights
+        if streaming == "dask" and self.dask == "tasks":
+            return True
+        return self.out_of_core_weights and (streaming == "blocks" or self.dask == "passes")
 
     def reads(self, group) -> bool:
         """Whether the solver reads the TrainParams option group ``group``."""
@@ -214,7 +218,8 @@ register(SolverSpec(
     problem="L2-loss SVR", method="primal Newton-CG (LIBLINEAR -s 11)",
     eps_means="relative gradient norm", task="regression", loss="squared eps-insensitive",
     options=("svr", "bias_reg"), warm_start="w", threads="row passes",
-    out_of_core=_S + "newton.svr_newton:fit_rows", instance_weights=True, **_SINGLE))
+    out_of_core=_S + "newton.svr_newton:fit_rows", instance_weights=True,
+    out_of_core_weights=True, **_SINGLE))
 register(SolverSpec(
     name="svr-l2-dual", liblinear_id=12, liblinear_type="L2R_L2LOSS_SVR_DUAL",
     fit=_S + "dual_cd.svr:fit", kwargs=(("loss", "l2"),), default_eps=0.1,
@@ -236,7 +241,8 @@ register(SolverSpec(
 
 # -- the cutting-plane family: the same L1-loss problem as -s 3, so models say L2R_L1LOSS_SVC_DUAL
 _HINGE_CP = dict(liblinear_type="L2R_L1LOSS_SVC_DUAL", problem="L1-loss SVM", warm_start="w",
-                 threads="row passes", sign_labels=True, dask="passes", instance_weights=True)
+                 threads="row passes", sign_labels=True, dask="passes", instance_weights=True,
+                 out_of_core_weights=True)
 _OCAS = dict(fit=_S + "cutting_plane.ocas:fit", default_eps=0.01, eps_means="relative gap",
              options=("cp", "ocas"), out_of_core=_S + "cutting_plane.ocas:fit_rows", **_HINGE_CP)
 register(SolverSpec(
@@ -398,6 +404,11 @@ def markdown_table():
         weights = "yes" if spec.instance_weights else "-"
         if spec.instance_weights and spec.reads("loss"):
             weights = "hinge loss only"
+        paths = [what for what, mode, has in (("out of core", "blocks", spec.out_of_core),
+                                              ("dask", "dask", spec.dask))
+                 if has and spec.takes_weights(mode)]
+        if paths:
+            weights += ", " + " and ".join(paths) + " too"
         lines.append(f"| {names} | {_number(spec)} | {spec.problem} | {spec.method} | "
                      f"{spec.eps_means} ({_default(spec.default_eps)}) | "
                      f"{spec.warm_start or '-'} | {spec.threads or '-'} | {weights} |")

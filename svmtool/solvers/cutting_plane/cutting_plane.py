@@ -273,11 +273,22 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     return solve_with(HingeRisk(oracle, y, cost), params, init_w, callback)
 
 
-def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+             weights=None):
     """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (blocks of a
-    memory-mapped cache, shards on a dask cluster), which builds the hinge risk."""
+    memory-mapped cache, shards on a dask cluster), which builds the hinge risk; ``weights``:
+    one instance weight a row (a row of weight 0 stays in the passes with cost 0), or None."""
     y, C_pos, C_neg = check_signs(rows.n_rows, y, C_pos, C_neg)
-    return solve_with(rows.hinge_risk(y, C_pos, C_neg), params, init_w, callback)
+    return solve_with(risk_of_rows(rows, y, C_pos, C_neg, weights), params, init_w, callback)
+
+
+def risk_of_rows(rows, y, C_pos, C_neg, weights=None):
+    """The row source's hinge risk, weighted when ``weights`` (one a row) is given."""
+    if weights is None:
+        return rows.hinge_risk(y, C_pos, C_neg)
+    from svmtool.solvers.common import weighted
+
+    return rows.hinge_risk(y, C_pos, C_neg, weights=weighted.checked(weights, rows.n_rows))
 
 
 def solve_with(risk, params, init_w=None, callback=None):

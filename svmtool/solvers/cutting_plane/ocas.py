@@ -202,12 +202,15 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
 
 
 def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-             line_search=None):
+             line_search=None, weights=None):
     """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (blocks of a
-    memory-mapped cache, shards on a dask cluster), which builds the hinge risk."""
+    memory-mapped cache, shards on a dask cluster), which builds the hinge risk; ``weights``:
+    one instance weight a row (a row of weight 0 stays in the passes with cost 0), or None."""
+    from svmtool.solvers.cutting_plane.cutting_plane import risk_of_rows
+
     y, C_pos, C_neg = check_signs(rows.n_rows, y, C_pos, C_neg)
-    return solve_with(rows.hinge_risk(y, C_pos, C_neg), params, line_search, init_w=init_w,
-                      callback=callback)
+    return solve_with(risk_of_rows(rows, y, C_pos, C_neg, weights), params, line_search,
+                      init_w=init_w, callback=callback)
 
 
 def solve_with(risk, params, line_search=None, init_w=None, callback=None, name="ocas"):

@@ -259,7 +259,7 @@ def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=No
              weights=None):
     """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
     memory-mapped cache, or shards on a dask cluster), which builds the objective.
-    ``weights`` (the blocks only): one instance weight a row, or None; the rows stay in the
+    ``weights``: one instance weight a row, or None; the rows stay in the
     passes, a row of weight 0 with cost 0 (nothing in the loss, gradient or Hessian), and the
     tolerance counts the rows of positive weight, as :func:`fit` in memory does."""
     from svmtool.solvers.common import weighted

@@ -71,14 +71,21 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     return _solve(obj, params, init_w, callback, t_start)
 
 
-def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None):
+def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
+             weights=None):
     """:func:`fit` over a row source of :mod:`svmtool.solvers.scale_out` (the blocks of a
-    memory-mapped cache), which builds the objective."""
+    memory-mapped cache), which builds the objective; ``weights``: one instance weight a row
+    (row i's cost ``C * W_i``; a row of weight 0 stays in the passes with cost 0), or None."""
+    from svmtool.solvers.common import weighted
+
     t_start = time.perf_counter()
     C, params, y = _setup(C_pos, params, y)
     _check_targets(y, rows.n_rows)
+    more = {}
+    if weights is not None:
+        more["weights"] = weighted.checked(weights, rows.n_rows)
     obj = rows.objective("svr", y, C, C, p=float(params.svr.p),
-                         free_last=not params.bias_reg.regularize)
+                         free_last=not params.bias_reg.regularize, **more)
     return _solve(obj, params, init_w, callback, t_start)
 
 

@@ -6,16 +6,19 @@ registry entry names an ``out_of_core`` fit, over :class:`svmtool.engine.blocks.
 arrays.  A row source is what a solver family asks of rows it does not hold:
 
 * ``n_rows``;
-* ``objective(loss, y, C_pos, C_neg, free_last, p=0.0)``: the Newton objective
+* ``objective(loss, y, C_pos, C_neg, free_last, p=0.0, weights=None)``: the Newton objective
   (:mod:`svmtool.solvers.newton.objectives`) over its passes (newton, lr, svr-l2);
-* ``hinge_risk(y, C_pos, C_neg)``: the binary hinge risk of the cutting-plane drivers (cp, ocas,
-  gca2, tca), its passes (``X w``, the cut's ``X' v`` over the violators) streamed;
+* ``hinge_risk(y, C_pos, C_neg, weights=None)``: the binary hinge risk of the cutting-plane
+  drivers (cp, ocas, gca2, tca), its passes (``X w``, the cut's ``X' v`` over the violators)
+  streamed;
 * ``passes()``: those passes themselves (the ranking SVM's pair risk);
 * ``oracle``: the BlockOracle (the block minimisation of the dual,
   :mod:`svmtool.solvers.scale_out.dcd_blocks`, for -s 1 and -s 3).
 
 A fit whose registry entry has ``out_of_core_weights`` also gets the cache's instance weights
-(``weights=``, one a row); the API refuses a weighted problem out of core for the others.
+(``weights=``, one a row; the row sources' ``objective`` and ``hinge_risk`` take them, a row of
+weight 0 staying in the passes with cost 0); the API refuses a weighted problem out of core for
+the others.
 
 :class:`svmtool.solvers.scale_out.sharded.ShardRows` offers the first three over shards on a
 dask cluster, so that the same out-of-core fits run there (registry ``dask="passes"``).
@@ -86,10 +89,13 @@ class BlockRows:
             y, C_pos, C_neg, weights)
         return make_objective(loss, self.oracle, y, cost, p=p, free_last=free_last)
 
-    def hinge_risk(self, y, C_pos, C_neg):
+    def hinge_risk(self, y, C_pos, C_neg, weights=None):
+        """The hinge risk over the blocks; ``weights`` as in :meth:`objective`."""
+        from svmtool.solvers.common.weighted import row_costs
         from svmtool.solvers.cutting_plane.cutting_plane import HingeRisk
 
-        return HingeRisk(self.passes(), y, (C_pos, C_neg))
+        cost = (C_pos, C_neg) if weights is None else row_costs(y, C_pos, C_neg, weights)
+        return HingeRisk(self.passes(), y, cost)
 
     def passes(self):
         return StreamedPasses(self.oracle)

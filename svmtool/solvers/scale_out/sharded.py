@@ -35,10 +35,27 @@ class _State:
 
 # ---- tasks (run on the workers) -------------------------------------------------------------
 
-def t_state(shard, w, label, c_pos, c_neg):
-    """The shard's labels in {-1, +1} (``label`` is the positive class), costs, z = X w."""
+def _weights_of(shard):
+    """The shard's instance weights (the driver's cache has them, so must the workers')."""
+    if shard.weights is None:
+        raise ValueError(f"rows {shard.rows[0]}..{shard.rows[1]} of {shard.recipe[0]} have no "
+                         f"instance weights on this worker, the driver's cache has them")
+    return np.asarray(shard.weights, dtype=np.float64)
+
+
+def t_weight_stats(shard):
+    """(rows of positive weight, summed weight) of the shard, for the driver's check."""
+    wt = _weights_of(shard)
+    return int(np.count_nonzero(wt > 0)), float(wt.sum())
+
+
+def t_state(shard, w, label, c_pos, c_neg, weighted=False):
+    """The shard's labels in {-1, +1} (``label`` is the positive class), costs (the class's C,
+    times the row's instance weight when ``weighted``), z = X w."""
     y = np.where(np.asarray(shard.y) == label, 1.0, -1.0)
     cost = np.where(y > 0, float(c_pos), float(c_neg))
+    if weighted:
+        cost = cost * _weights_of(shard)
     with shard.lock:
         z = np.zeros(shard.n_rows) if w is None else shard.oracle.matvec(w)
     return _State(y, cost, z, np.zeros(shard.n_rows), None), int(np.count_nonzero(y > 0))
@@ -117,8 +134,9 @@ class ShardedObjective:
     hv_gives_xv = False
 
     def __init__(self, session, shards, n_rows, n_features, loss, label, c_pos, c_neg,
-                 free_last=False):
+                 free_last=False, weighted=False):
         self.session = session
+        self.weighted = bool(weighted)
         self.shards = shards
         self.loss_id = _obj.OBJECTIVES[loss].loss_id
         self.n = int(n_features)
@@ -155,7 +173,8 @@ class ShardedObjective:
                 raise ValueError(f"w has {self.w.shape[0]} entries, expected {self.n}")
             arg = self.w
             self.passes += 1
-        fs = [self.session.submit(t_state, sh, arg, self.label, *self.c) for sh in self.shards]
+        fs = [self.session.submit(t_state, sh, arg, self.label, *self.c, self.weighted)
+              for sh in self.shards]
         self.positives = sum(self.session.gather(self._advance(fs)))
         return self
 
@@ -222,17 +241,24 @@ class ShardedObjective:
 # solve_cp and solve_ocas (svmtool.solvers.cutting_plane.cutting_plane / .ocas) touch the scores z =
 # X w only through their risk adapter.  ShardedHingeRisk hands them ShardScores -- one future per
 # shard, the vector staying on its worker -- and runs OCAS's updates of them (step, cut point) as
-# tasks there; each shard keeps its labels as int8 signs (the costs are the two class costs).  A cut
-# is one task per shard returning (risk, offset, violators, -X_k' v_k) and one reduction; the
+# tasks there; each shard keeps its labels as int8 signs (the costs are the two class costs; with
+# instance weights the float64 signed costs, as svmtool.engine.hinge represents costs that differ
+# within a class, a row of weight 0 staying with cost 0).  A cut is one task per shard returning (risk, offset, violators, -X_k' v_k) and one reduction; the
 # risk along a line (GCA2, TCA) one scalar per shard and evaluation; the exact line search
 # (svmtool.solvers.cutting_plane.linesearch.select_exact) a few rounds of one histogram of the
 # breakpoints per shard (counts and jump sums in at most 4096 buckets), after which only the
 # breakpoints of one small bucket (at most SELECT_LIMIT) travel to the driver.
 
-def t_hinge_state(shard, label):
+def t_hinge_state(shard, label, c_pos=1.0, c_neg=1.0, weighted=False):
+    """(labels, (positives, summed cost)): int8 signs, or with ``weighted`` the signed costs
+    ``y_i C_class W_i`` (the summed cost then theirs, else None: the driver's)."""
     y = np.asarray(shard.y)
-    lab = np.where(y == label, 1, -1).astype(np.int8)
-    return lab, int(np.count_nonzero(lab > 0))
+    pos = y == label
+    n_pos = int(np.count_nonzero(pos))
+    if not weighted:
+        return np.where(pos, 1, -1).astype(np.int8), (n_pos, None)
+    cost = np.where(pos, float(c_pos), float(c_neg)) * _weights_of(shard)
+    return cost * np.where(pos, 1.0, -1.0), (n_pos, float(cost.sum()))
 
 
 def t_scores(shard, w):
@@ -367,20 +393,29 @@ class ShardedLine:
 class ShardedHingeRisk:
     """The binary hinge risk adapter of the cutting-plane drivers, over shards."""
 
-    def __init__(self, session, shards, n_rows, n_features, label, c_pos, c_neg, scale):
+    def __init__(self, session, shards, n_rows, n_features, label, c_pos, c_neg, scale,
+                 weighted=False):
+        """``scale``: the summed cost C n (with ``weighted`` the shards' sum of the rows'
+        costs C_class W_i is used instead, the labels then being signed costs)."""
         self.session = session
         self.shards = shards
         self.dim = int(n_features)
-        self.scale = float(scale)
-        self.c_pos, self.c_neg = float(c_pos), float(c_neg)
         self.oracle = _PassCounter(n_rows, self.dim, len(shards))
-        fs = [session.submit(t_hinge_state, sh, label) for sh in shards]
+        fs = [session.submit(t_hinge_state, sh, label, float(c_pos), float(c_neg),
+                             bool(weighted)) for sh in shards]
         self.lab, counts = [], []
         for f in fs:
             a, b = session.split(f, 2)
             self.lab.append(a)
             counts.append(b)
-        self.positives = sum(session.gather(counts))
+        counts = session.gather(counts)
+        self.positives = sum(n for n, _ in counts)
+        if weighted:
+            self.c_pos = self.c_neg = 1.0
+            self.scale = float(sum(c for _, c in counts))
+        else:
+            self.c_pos, self.c_neg = float(c_pos), float(c_neg)
+            self.scale = float(scale)
         self.last_violators = 0
 
     def _scores(self, fn, *parts, args=()):
@@ -473,30 +508,59 @@ class ShardRows:
                                f"the driver {n_pos}: the data at {self.path} differs between "
                                f"them")
 
-    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0):
+    def _check_weights(self, shards, weights):
+        """ClusterError unless the workers' shards hold the driver's instance weights (the
+        rows of positive weight, and their sum to rounding)."""
+        from svmtool.engine.dask_backend import ClusterError
+
+        stats = self.session.gather([self.session.submit(t_weight_stats, sh) for sh in shards])
+        count, total = sum(c for c, _ in stats), sum(t for _, t in stats)
+        want_count, want_total = int(np.count_nonzero(weights > 0)), float(np.sum(weights))
+        if count != want_count or abs(total - want_total) > 1e-9 * max(want_total, 1.0):
+            raise ClusterError(f"dask: the workers' instance weights ({count} rows of positive "
+                               f"weight, sum {total:g}) differ from the driver's ({want_count}, "
+                               f"{want_total:g}): the data at {self.path} differs between them")
+
+    def objective(self, loss, y, C_pos, C_neg, free_last, p=0.0, weights=None):
+        """The Newton objective over the shards; ``weights``: the driver's instance weights
+        (the workers use their shards' own, checked against them), or None."""
         label, n_pos = self._positive(y)
-        obj = ShardedObjective(self.session, self._shards(), len(y), self.n_features, loss,
-                               label, C_pos, C_neg, free_last=free_last)
+        shards = self._shards()
+        if weights is not None:
+            self._check_weights(shards, weights)
+        obj = ShardedObjective(self.session, shards, len(y), self.n_features, loss,
+                               label, C_pos, C_neg, free_last=free_last,
+                               weighted=weights is not None)
         obj.start(None)
         self._agree(obj.positives, n_pos)
         return obj
 
-    def hinge_risk(self, y, C_pos, C_neg):
+    def hinge_risk(self, y, C_pos, C_neg, weights=None):
+        """The hinge risk over the shards; ``weights`` as in :meth:`objective`."""
         label, n_pos = self._positive(y)
+        shards = self._shards()
+        if weights is not None:
+            self._check_weights(shards, weights)
         scale = float(n_pos) * float(C_pos) + float(len(y) - n_pos) * float(C_neg)
-        risk = ShardedHingeRisk(self.session, self._shards(), len(y), self.n_features, label,
-                                C_pos, C_neg, scale)
+        risk = ShardedHingeRisk(self.session, shards, len(y), self.n_features, label,
+                                C_pos, C_neg, scale, weighted=weights is not None)
         self._agree(risk.positives, n_pos)
         return risk
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        *, spec, bias, path, labels_y, session, block_values):
+        *, spec, bias, path, labels_y, session, block_values, weights=None):
     """``spec``'s out-of-core fit with the rows on the cluster; ``y`` (in {-1, +1}, on the
-    driver) names the positive class, which the workers find in their own rows."""
+    driver) names the positive class, which the workers find in their own rows; ``weights``:
+    the problem's instance weights (the workers read their shards' own), or None."""
     rows = ShardRows(session, path, bias, block_values, labels_y, n_features)
+    more = {}
+    if weights is not None:
+        if not spec.takes_weights("dask"):
+            raise ValueError(f"{spec.name}: its dask fit takes no instance weights")
+        more["weights"] = np.asarray(weights, dtype=np.float64)
     res = spec.load_out_of_core()(rows, y, n_features, C_pos, C_neg, params, init_w=init_w,
-                                  callback=callback)
+                                  callback=callback, **more)
     res.extra["shards"] = rows.n_shards
     res.extra["dask"] = session.address
     return res
