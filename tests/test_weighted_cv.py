@@ -110,14 +110,76 @@ def test_weighted_grid_cells_are_the_fold_loop(weighted, tmp_path):
         assert rate == pytest.approx(100 * float(np.mean(pred == y)), abs=150 / weighted.n_rows)
 
 
-def test_grid_kernel_cells_refuse_weights(weighted, tmp_path):
+def _sklearn_fold_rates(prob, folds, cells, training_rows):
+    """{(log2c, log2g): rate} of scikit-learn's SVC (its libsvm carries LIBSVM-weights'
+    changes: rows of weight 0 left out, C_i = C W_i) on the folds, with sample_weight."""
+    from sklearn.svm import SVC
+
+    X, y, w = prob.X, prob.y, prob.weights
+    out = {}
+    for lc, lg in cells:
+        pred = np.empty(prob.n_rows)
+        for f, test in enumerate(folds):
+            train = training_rows(folds, f)
+            m = SVC(C=2.0 ** lc, gamma=2.0 ** lg, tol=1e-3).fit(X[train], y[train],
+                                                                 sample_weight=w[train])
+            pred[test] = m.predict(X[test])
+        out[(lc, lg)] = 100.0 * float(np.mean(pred == y))
+    return out
+
+
+def _grid_rates(path, *args):
+    out = {}
+    for line in path.read_text().splitlines():
+        m = re.fullmatch(r"log2c=(\S+) log2g=(\S+) rate=(\S+)", line)
+        assert m, line
+        out[(float(m.group(1)), float(m.group(2)))] = float(m.group(3))
+    return out
+
+
+@pytest.mark.parametrize("seed", ["c", "fold"])
+def test_weighted_kernel_grid_cells_are_libsvm_weights_folds(weighted, tmp_path, seed):
+    """`svmtool grid` (C-SVC, LIBSVM's folds, alpha seeding) on a file with cost: tokens: each
+    cell's rate is that of scikit-learn's weighted SVC trained on the same folds (two
+    solutions within -e of one optimum may put one held-out row on either side), and not the
+    unweighted grid's."""
+    pytest.importorskip("sklearn", reason="scikit-learn is the independent weighted LIBSVM")
+    from svmtool.selection.folds import libsvm_folds, training_rows
+
     (tmp_path / "cost.txt").write_bytes(format_svmlight(weighted))
-    r = run_cli("grid", "-log2c", "1,1,1", "-log2g", "-3,-3,1", "-out", "null", "-png", "null",
-                tmp_path / "cost.txt", cwd=tmp_path)
-    if r.returncode == 0:
-        pytest.skip("the kernel grid takes instance weights on this branch")
-    assert r.returncode == 2
-    assert len(r.stderr.splitlines()) == 1 and b"instance weights" in r.stderr
+    r = run_cli("grid", "-log2c", "-1,7,4", "-log2g", "-7,-1,3", "--seed-alpha", seed,
+                "-out", "g.out", "-png", "null", tmp_path / "cost.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = _grid_rates(tmp_path / "g.out")
+    folds = libsvm_folds(weighted.y, 5, stratified=True, seed=1)
+    truth = _sklearn_fold_rates(weighted, folds, got, training_rows)
+    one_row = 100.0 / weighted.n_rows + 1e-3
+    off = {k: (got[k], truth[k]) for k in truth if abs(got[k] - truth[k]) > 1e-3}
+    assert len(off) <= 1 and all(abs(a - b) < one_row for a, b in off.values()), off
+    plain = weighted.take_rows(np.arange(weighted.n_rows))
+    plain.weights = None
+    (tmp_path / "plain.txt").write_bytes(format_svmlight(plain))
+    r = run_cli("grid", "-log2c", "-1,7,4", "-log2g", "-7,-1,3", "-out", "p.out", "-png",
+                "null", tmp_path / "plain.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _grid_rates(tmp_path / "p.out") != got
+
+
+def test_weighted_early_grid_runs_on_the_weights(weighted, tmp_path):
+    """`svmtool grid -s dcsvm --early` on cost: tokens: a rate for every cell, other rates
+    than without the tokens (the early model's own truth is DC-SVM's, tested there)."""
+    (tmp_path / "cost.txt").write_bytes(format_svmlight(weighted))
+    plain = weighted.take_rows(np.arange(weighted.n_rows))
+    plain.weights = None
+    (tmp_path / "plain.txt").write_bytes(format_svmlight(plain))
+    rates = []
+    for name in ("cost.txt", "plain.txt"):
+        r = run_cli("grid", "-s", "dcsvm", "--early", "-log2c", "-1,7,4", "-log2g", "-5,-1,2",
+                    "-out", name + ".out", "-png", "null", tmp_path / name, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        rates.append(_grid_rates(tmp_path / (name + ".out")))
+    assert len(rates[0]) == 9 and set(rates[0]) == set(rates[1])
+    assert rates[0] != rates[1]
 
 
 def _objective(prob, w, C, loss):

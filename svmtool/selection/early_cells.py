@@ -33,6 +33,9 @@ class EarlyGrid:
         self.labels, _, _, _ = group_classes(problem.y)
         self.cls = class_index(problem.y, self.labels)
         self.wc = class_weights(params, self.labels)
+        # instance weights: as DC-SVM trains on them (rows of weight 0 left out of the fold's
+        # training rows, row i's C times W_i); every held-out row is predicted
+        self.W = None if problem.weights is None else np.asarray(problem.weights, np.float64)
         dp = params.dcsvm
         k = int(dp.k_clusters)
         level = dp.early_level or default_early_level(int(dp.levels), k)
@@ -55,9 +58,13 @@ class EarlyGrid:
         t_setup = time.perf_counter()
         for f in fold_ids:
             rows = training_rows(self.folds, f)
+            if self.W is not None:
+                rows = rows[self.W[rows] > 0]
             Xf = take_rows(self.X, rows)
             yb = np.where(self.cls[rows] == 0, 1.0, -1.0)
             Cw = np.where(yb > 0, self.wc[0], self.wc[1])
+            if self.W is not None:
+                Cw = Cw * self.W[rows]
             nc = int(max(1, min(self.want_clusters, len(rows) // self.min_rows)))
             rng = np.random.default_rng(self.params.seed)
             cl = two_step(Xf, np.arange(len(rows)), nc, int(self.params.dcsvm.sample), kernel,

@@ -55,13 +55,12 @@ class GridOptions:
 
 
 def _refuse_weights(problem, spec, kind):
-    """Instance weights go with the folds (``take_rows``) to the linear path's fits and to
-    ``api.train`` (the generic cells); the kernel and early grids' own solvers do not take
-    them yet, nor does a solver whose registry entry says it does not."""
+    """Instance weights go with the folds: to the linear path's fits and to ``api.train``
+    (the generic cells) by ``take_rows``, to the kernel and early grids' subproblems as
+    per-row C (their rows of weight 0 left out of the training rows); a solver whose registry
+    entry says it takes none refuses them."""
     from svmtool.problem import refuse_weights
 
-    if kind in ("kernel", "early"):
-        refuse_weights(problem, f"svmtool grid's {kind} cells")
     if not spec.instance_weights:
         refuse_weights(problem, f"solver {spec.name}")
 

@@ -144,10 +144,16 @@ class KernelGrid:
         self.cls = class_index(problem.y, self.labels)
         self.y = np.asarray(problem.y, dtype=np.float64)
         self.wc = class_weights(params, self.labels)
+        # instance weights: a fold's variables are its training rows of positive weight (a
+        # row of weight 0 takes no part, as svm-train -W leaves it out), row i's C is C times
+        # its class's weight times W_i; every row is predicted when held out
+        self.W = None if problem.weights is None else np.asarray(problem.weights, np.float64)
         K = len(self.labels)
         self.folds = folds
         train = [np.concatenate([folds[k] for k in range(len(folds)) if k != f])
                  for f in range(len(folds))]
+        if self.W is not None:
+            train = [t[self.W[t] > 0] for t in train]
         self.train = train
         self.pair_ids = [(a, b) for a in range(K) for b in range(a + 1, K)]
         # LIBSVM puts +1 first in a problem of the labels -1 and +1 (group_classes did so for
@@ -257,6 +263,8 @@ class KernelGrid:
     def _solve(self, pair, kd, cache, fp, C, same_fold, prev_fold):
         m = len(fp.rows)
         Cv = C * np.where(fp.yb > 0, self.wc[fp.weight_pos], self.wc[fp.weight_neg])
+        if self.W is not None:
+            Cv = Cv * self.W[fp.rows]
         kw = {}
         a0 = np.zeros(m)
         seed = "cold"
@@ -351,7 +359,9 @@ class KernelGrid:
 
 
 def _c_seed(prev, Cv):
-    """alpha seeding along C: the previous solution scaled by C'/C (see the module doc)."""
+    """alpha seeding along C: the previous solution scaled by C'/C (see the module doc; with
+    instance weights every C_i is the cell's C times a fixed factor > 0, so the ratio of the
+    first variable's is C'/C too)."""
     s = float(Cv[0] / prev.C[0]) if prev.C[0] > 0 else 1.0
     at_upper = prev.alpha >= prev.C
     a0 = np.where(at_upper, Cv, np.minimum(prev.alpha * s, Cv))
