@@ -138,3 +138,23 @@ def test_auto_routes_a_large_svr_through_the_batched_solver(capfd):
     assert rep["converged"] and rep["outer"] > 0          # the batched solver's outer steps
     assert abs(rep["obj"] - ref_obj) <= 1e-3 * abs(ref_obj)
     assert abs(m.total_sv - ref.l) <= 0.01 * ref.l
+
+
+@pytest.mark.parametrize("name", ["c_svc", "epsilon_svr"])
+def test_threads_change_no_bit(heart, name, monkeypatch):
+    """The element-wise passes split over threads (kernel rows from the bulk products, the
+    set's block, the gradient's sums) compute every value as one thread does: the same
+    coefficients, offset and objective, bit for bit, for 1 and 2 threads (splits forced down
+    to a few values)."""
+    monkeypatch.setattr(bsmo, "SPLIT_MIN", 8)
+    _, run = CASES[name]
+    out = []
+    for threads in (1, 2):
+        kd = _kd(heart)
+        kd.threads = threads
+        sol = run(kd, heart, dict(eps=1e-4, working_set="batched", q=32))
+        assert sol.converged and sol.extra["outer"] > 3
+        out.append(sol)
+    assert kd.use_dense or name != "c_svc", "heart_scale's narrow rows take the dense path"
+    assert np.array_equal(out[0].coef, out[1].coef) and out[0].rho == out[1].rho
+    assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations

@@ -153,26 +153,29 @@ def local_smo(K, y, C, alpha, G, nu, eps, frac, max_iter):
 
 
 @njit
-def point_sums(KB, slots, d, out):
-    """out[s] = sum_r d[r] KB[slots[r], s] over the rows with d[r] != 0 (the change of the
-    kernel expansion at every data point; float32 rows, double sums)."""
-    for s in range(out.shape[0]):
+def point_sums(KB, slots, d, out, lo, hi):
+    """out[s] = sum_r d[r] KB[slots[r], s] for the points lo <= s < hi, over the rows with
+    d[r] != 0 (the change of the kernel expansion at every data point; float32 rows, double
+    sums, each in the order of r whatever the split into ranges)."""
+    for s in range(lo, hi):
         out[s] = 0.0
     for r in range(slots.shape[0]):
         dr = d[r]
         if dr == 0.0:
             continue
         row = KB[slots[r]]
-        for s in range(out.shape[0]):
+        for s in range(lo, hi):
             out[s] += dr * row[s]
 
 
 @njit
-def gather_block(KB, slots, pts, out):
-    """out[a, b] = KB[slots[a], pts[b]]: the set's own kernel block, in double."""
-    for a in range(slots.shape[0]):
+def gather_block(KB, slots, pts, order, out, lo, hi):
+    """out[a, b] = KB[slots[a], pts[b]] for the rows lo <= a < hi: the set's own kernel block,
+    in double; ``order`` sorts ``pts``, so that each long row is read in increasing order."""
+    for a in range(lo, hi):
         row = KB[slots[a]]
-        for b in range(pts.shape[0]):
+        for k in range(order.shape[0]):
+            b = order[k]
             out[a, b] = row[pts[b]]
 
 

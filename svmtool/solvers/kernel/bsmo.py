@@ -20,6 +20,10 @@ only the way there differs.  Each outer step
    violation at the start, or ``LOCAL_STEPS`` steps per variable of the set;
 4. adds the alpha changes times the set's rows to the gradient of every variable.
 
+The element-wise passes over whole rows -- the kernel applied to a bulk product's dot
+products, the gradient's sums -- are split over the kernel data's threads (rows, resp. ranges
+of points; every value computed as by one thread, so the run is the same for any count).
+
 It stops by LIBSVM's rule: the maximal violating pair over all variables, computed in double
 precision from the gradient, below ``eps``.  Iterations counted are the pair steps of the local
 solver (LIBSVM's ``#iter`` counts the same steps).  Shrinking is not used: every outer step
@@ -28,11 +32,12 @@ No G_bar is kept (the result's ``G_bar`` is None).
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from svmtool.ops.kernels import Kernel, kernel_block_threads
+from svmtool.ops.kernels import Kernel, kernel_block_threads, n_threads
 from svmtool.solvers.common.result import time_up
 from svmtool.solvers.kernel._bsmo_jit import gather_block, rows_from_dots, local_smo, point_sums
 from svmtool.solvers.kernel._smo_jit import max_violation
@@ -41,6 +46,7 @@ LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first
 LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
 Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
+SPLIT_MIN = 1 << 16      # values per thread below which an element-wise pass is not split
 
 
 BATCHED_MIN_VARIABLES = 5000   # "auto" picks the batched solver from this many variables on
@@ -120,6 +126,24 @@ class RowBuffer:
         k = kd.kernel
         self.kernel = Kernel(k.ktype, k.gamma, k.coef0, k.degree, 0.0)
         self.computed = 0
+        self.threads = n_threads(kd.threads)
+        self.pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+
+    def split(self, fn, n, per_item):
+        """``fn(a, b)`` over [0, n) in as many consecutive ranges as threads (of at least
+        SPLIT_MIN values, ``per_item`` values an item), on the pool; returns when all ran."""
+        t = min(self.threads, max(1, n * per_item // SPLIT_MIN), n)
+        if t <= 1 or self.pool is None:
+            fn(0, n)
+            return
+        cuts = np.linspace(0, n, t + 1).astype(np.int64)
+        for f in [self.pool.submit(fn, int(cuts[k]), int(cuts[k + 1])) for k in range(t)]:
+            f.result()
 
     def place(self, pts):
         """The slots of the rows of points ``pts`` (missing rows computed, the least recently
@@ -149,10 +173,13 @@ class RowBuffer:
             return
         if kd.use_dense:
             sq = np.ascontiguousarray(kd.X.sq, dtype=np.float64)
+            kargs = kd.kargs()
             for lo in range(0, len(pts), BULK_ROWS):
                 hi = min(len(pts), lo + BULK_ROWS)
                 D = kd.dense[pts[lo:hi]] @ kd.denseT
-                rows_from_dots(D, pts[lo:hi], slots[lo:hi], sq, *kd.kargs(), self.rows)
+                p, s = pts[lo:hi], slots[lo:hi]
+                self.split(lambda a, b, D=D, p=p, s=s: rows_from_dots(
+                    D[a:b], p[a:b], s[a:b], sq, *kargs, self.rows), hi - lo, kd.l)
             return
         for lo in range(0, len(pts), BULK_ROWS):
             hi = min(len(pts), lo + BULK_ROWS)
@@ -190,6 +217,20 @@ def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
     q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
     state = _Loop(kd, q, cache_mb)
+    try:
+        converged, stopped, stalled = _iterate(state, xi, y, C, alpha, G, nu, eps, cap,
+                                               deadline, callback)
+    finally:
+        state.buf.close()
+    extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
+             "solve_time": time.perf_counter() - t0}
+    return BatchedRun(alpha, G, converged, stopped, state.steps, stalled, extra)
+
+
+def _iterate(state, xi, y, C, alpha, G, nu, eps, cap, deadline, callback):
+    """The outer steps until LIBSVM's rule holds, the cap or the deadline; (converged,
+    stopped, stalled)."""
+    n = len(y)
     converged, stopped, stalled = False, "", False
     while n > 0:
         if max_violation(alpha, y, C, G, 1 if nu else 0) < eps:
@@ -207,9 +248,7 @@ def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
             break
         if callback is not None:
             callback(state.steps, {"active": n})
-    extra = {"outer": state.outer, "rows_computed": state.buf.computed, "working_set": q,
-             "solve_time": time.perf_counter() - t0}
-    return BatchedRun(alpha, G, converged, stopped, state.steps, stalled, extra)
+    return converged, stopped, stalled
 
 
 class _Loop:
@@ -230,7 +269,11 @@ class _Loop:
         slots = self.buf.place(xi[ws])
         self.ws = ws
         K = np.empty((len(ws), len(ws)))
-        gather_block(self.buf.rows, slots, xi[ws], K)
+        pts = np.ascontiguousarray(xi[ws])
+        order = np.argsort(pts, kind="stable")
+        rows = self.buf.rows
+        self.buf.split(lambda a, b: gather_block(rows, slots, pts, order, K, a, b), len(ws),
+                       len(ws))
         yB = y[ws]
         a_old = alpha[ws]
         aB = a_old.copy()
@@ -241,7 +284,9 @@ class _Loop:
         self.steps += int(steps)
         self.outer += 1
         d = (aB - a_old) * yB
-        point_sums(self.buf.rows, slots, d, self.sums)
+        rows, sums = self.buf.rows, self.sums
+        self.buf.split(lambda a, b: point_sums(rows, slots, d, sums, a, b), len(sums),
+                       max(1, int(np.count_nonzero(d))))
         G += y * self.sums[xi]
         alpha[ws] = aB
         return int(steps)
