@@ -69,6 +69,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool._jit import njit
+from svmtool.ops.cores import available_cores  # noqa: F401  (the engine's callers use it here)
 
 # Fewer stored values than this per block and the thread hand-off costs more than it saves.
 MIN_BLOCK_NNZ = 1 << 15
@@ -80,14 +81,6 @@ _ONE = np.uint64(1)
 
 _POOLS = {}
 _POOLS_LOCK = threading.Lock()
-
-
-def available_cores():
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 _IDLE = threading.Event()       # set while assume_idle() is in force

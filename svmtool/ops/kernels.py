@@ -21,7 +21,6 @@ most ``mem_mb`` megabytes of kernel block.
 """
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.ops.blas import blas_single_thread
+from svmtool.ops.cores import available_cores
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid")   # the kernels computed here
@@ -356,9 +356,10 @@ class Rows:
 
 
 def n_threads(threads=None):
+    """``threads``, or (None) the cores this process may use."""
     if threads is not None:
         return max(1, int(threads))
-    return max(1, os.cpu_count() or 1)
+    return available_cores()
 
 
 def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out=None):
