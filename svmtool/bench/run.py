@@ -76,6 +76,8 @@ def run_one(cfg: BenchConfig, log=None):
                                            threads=cfg.threads, variants=cfg.variants,
                                            end_to_end=cfg.end_to_end, labels=data.y)
     if log:
+        for n in notes:             # the anchors skipped (one line each, why) or found
+            log(n)
         log(f"{data.name}: {data.n} rows, {data.nf} features; runners: "
             + ", ".join(r.name for r in runners))
     Cs, epss = list(cfg.Cs), list(cfg.epss)

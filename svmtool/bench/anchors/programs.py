@@ -13,6 +13,10 @@ the harness's one convention and the test accuracy.
   pays; the timed runs then load that cache, as every later run does (and Python's bytecode
   of svmtool's modules, which the warm-up writes if missing, even under
   ``PYTHONDONTWRITEBYTECODE``);
+* multi-core LIBLINEAR (PyPI's ``liblinear-multicore``, ``-m`` threads) as one Python
+  process that reads the text file and trains (:mod:`svmtool.bench.anchors.liblinear_mc_child`),
+  under the interpreter named by ``SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON`` (a venv of its own: its
+  top-level module ``liblinear`` is also liblinear-official's);
 * any command given as a template (``svmtool bench --external``).
 
 Wall time is the child's, start to exit.  Peak memory is not measured for commands: a child's
@@ -156,7 +160,8 @@ class CommandRunner(Runner):
                 "c": repr(float(C)), "perf_c": repr(float(C) * state["n"] / 100.0),
                 "eps": repr(float(e)) if e is not None else "",
                 "eps_percent": repr(100.0 * float(e)) if e is not None else "",
-                "n": str(state["n"]), "bias": repr(float(b)), "ocas_bias": repr(max(0.0, b))}
+                "n": str(state["n"]), "bias": repr(float(b)), "ocas_bias": repr(max(0.0, b)),
+                "eps_opt": f" -e {float(eps)!r}" if eps is not None else ""}
 
     def command(self, state, C, eps):
         f = self._fields(state, C, eps)
@@ -387,6 +392,77 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
     return out
 
 
+# multi-core LIBLINEAR: the interpreter that has it, its threads, the -s numbers it runs in parallel
+LIBLINEAR_MC_ENV = "SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON"
+LIBLINEAR_MC_THREADS = 2
+LIBLINEAR_MC_SOLVERS = (0, 1, 2, 3, 5, 6, 11)
+# the probe: multi-core LIBLINEAR imports and takes -m (liblinear-official's parser refuses it);
+# prints the reader of the child and the package's version
+_PROBE = ("import importlib.util as u, importlib.metadata as m, liblinear.liblinearutil as l; "
+          "l.parameter('-s 0 -m 2'); "
+          "print('sklearn' if u.find_spec('sklearn') else 'liblinear', "
+          "m.version('liblinear-multicore'))")
+
+
+def liblinear_mc_python(notes=None):
+    """(interpreter, reader, version) of multi-core LIBLINEAR: the python named by
+    ``$SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON`` if its ``liblinear`` takes ``-m``, with the reader its
+    child uses (scikit-learn's where that venv has it, else LIBLINEAR's own) and the version of
+    liblinear-multicore; None, with one line in ``notes`` saying why, otherwise."""
+    notes = notes if notes is not None else []
+    py = os.environ.get(LIBLINEAR_MC_ENV, "").strip()
+    if not py:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} is not set (the python of a "
+                     f"venv of its own with `pip install liblinear-multicore scikit-learn`: its "
+                     f"module `liblinear` clashes with liblinear-official's)")
+        return None
+    exe = shutil.which(py)
+    if exe is None:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} names no program")
+        return None
+    try:
+        out = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} does not run ({e})")
+        return None
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["?"])[-1]
+        notes.append(f"liblinear-mc skipped: the python of ${LIBLINEAR_MC_ENV} has no "
+                     f"multi-core LIBLINEAR ({last}; pip install liblinear-multicore there)")
+        return None
+    reader, version = (out.stdout.split() + ["liblinear", "?"])[:2]
+    return exe, reader, version
+
+
+def liblinear_mc_runners(groups, notes, threads=LIBLINEAR_MC_THREADS):
+    """One ``liblinear-mc -s N -m threads`` runner per parallel LIBLINEAR solver whose problem is
+    one of ``groups`` (none, with a note, when the interpreter is not there)."""
+    from svmtool.solvers import REGISTRY
+
+    found = liblinear_mc_python(notes)
+    if found is None:
+        return []
+    exe, reader, version = found
+    notes.append(f"liblinear-mc: liblinear-multicore {version} under "
+                 f"${LIBLINEAR_MC_ENV}, reading with "
+                 + ("scikit-learn's load_svmlight_file" if reader == "sklearn"
+                    else "its own svm_read_problem"))
+    child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "liblinear_mc_child.py")
+    out = []
+    for s in LIBLINEAR_MC_SOLVERS:
+        spec = REGISTRY.get(str(s))
+        if spec is None or spec_group(spec) not in groups:
+            continue
+        # LIBLINEAR's options as one word; -e only when the bench run sets eps
+        opts = f"-s {s} -c {{c}} -m {int(threads)} -B {{bias}}"
+        out.append(CommandRunner(
+            f"liblinear-mc -s {s} -m {int(threads)}",
+            [exe, child, reader, opts + "{eps_opt}", "{train}", "{model}"],
+            spec_group(spec), model_kind="svmtool", default_eps=spec.default_eps,
+            counterpart=spec.name))
+    return out
+
+
 class ExternalCommand(CommandRunner):
     """``svmtool bench --external``: any command template (a shell line), timed from outside;
     accuracy from ``predict_template``'s predictions file (one value a line: a label, or a score
@@ -426,6 +502,7 @@ def _perf_iterations(text):
     return int(m[-1]) if m else None
 
 
-__all__ = ["ANCHOR_BIN", "PROGRAMS", "REGRESSION_GROUPS", "find_program", "set_anchor_bin", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
-           "count_liblinear_iterations", "program_runners", "run_timed", "svmtool_command",
-           "variant_flags"]
+__all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "CommandRunner",
+           "ExternalCommand", "SvmtoolCommand", "count_liblinear_iterations", "find_program",
+           "liblinear_mc_python", "liblinear_mc_runners", "program_runners", "run_timed",
+           "set_anchor_bin", "svmtool_command", "variant_flags"]
