@@ -1,7 +1,8 @@
 """Issue 40's peers in `svmtool bench`: the kernel-peers suite (svmtool's exact C-SVC against
-svm-train, scikit-learn's SVC and scikit-learn-intelex's) and the multi-core LIBLINEAR rows of
-the c-programs suite.  The suites build their cases (bundled data, and a data folder laid out as
-the shared one), the optional peers leave their rows out with one line saying why, and the
+svm-train, scikit-learn's SVC and scikit-learn-intelex's, whole commands) and the multi-core
+LIBLINEAR rows of the c-programs suite.  The suites build their cases (bundled data, and a data
+folder laid out as the shared one), the optional peers leave their rows out with one line saying
+why, the SVC command's model file is LIBSVM's (read back, the same problem's optimum), and the
 multi-core child trains the problem LIBLINEAR solves.  No timing is asserted."""
 
 import shutil
@@ -22,6 +23,7 @@ from svmtool.solvers import get_spec
 
 HEART = Path(bundled("heart_scale"))
 MC = programs.LIBLINEAR_MC_ENV
+SKLX = programs.SKLEARNEX_ENV
 
 
 def _ijcnn1_folder(tmp_path):
@@ -37,10 +39,10 @@ def _ijcnn1_folder(tmp_path):
 def test_the_peer_suites_are_registered_and_opt_in():
     assert "kernel-peers" in SUITES and not SUITES["kernel-peers"].default
     assert not SUITES["c-programs"].default
-    assert {"sklearnex", "liblinear-mc"} <= set(expand_against(["all"]))
-    # each suite says what every row times, and where multi-core LIBLINEAR comes from
-    assert "timed from outside" in SUITES["kernel-peers"].what
-    assert "`fit` alone" in SUITES["kernel-peers"].what
+    assert {"sklearn-svc", "sklearnex", "liblinear-mc"} <= set(expand_against(["all"]))
+    # each suite says what every row times, and where the peers in venvs of their own come from
+    assert "Every row times a whole command" in SUITES["kernel-peers"].what
+    assert SKLX in SUITES["kernel-peers"].what
     assert MC in SUITES["c-programs"].what
 
 
@@ -49,7 +51,7 @@ def test_kernel_peers_cases_on_the_bundled_data_and_on_ijcnn1(tmp_path):
     cfg = quick.config
     assert Path(cfg.train).resolve() == HEART.resolve()
     assert cfg.solvers == ["c_svc"] and cfg.end_to_end and cfg.split == 200
-    assert set(cfg.against) == {"svm-train", "sklearn", "sklearnex"}
+    assert set(cfg.against) == {"svm-train", "sklearn-svc", "sklearnex"}
     cases = SUITES["kernel-peers"].cases(Where(data_dir=_ijcnn1_folder(tmp_path)))
     assert [c.config.head for c in cases] == [10000, None]
     for c in cases:
@@ -78,12 +80,19 @@ def _notes_of(against, kernel=True):
     return runners, notes
 
 
-def test_sklearnex_absent_is_one_line(monkeypatch):
-    monkeypatch.setitem(sys.modules, "sklearnex", None)     # as if it were not installed
+def test_sklearnex_absent_is_one_line(monkeypatch, tmp_path):
+    real = programs._probe
+    monkeypatch.setattr(programs, "_probe", lambda exe, module, package: (
+        "does not import (ModuleNotFoundError)" if module.startswith("sklearnex")
+        else real(exe, module, package)))
+    monkeypatch.delenv(SKLX, raising=False)
     runners, notes = _notes_of(["sklearnex"])
     assert [r.name for r in runners] == ["svmtool train -s c_svc"]
-    assert len(notes) == 1 and notes[0].startswith("sklearnex SVC skipped: ")
-    assert "scikit-learn-intelex" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("sklearnex skipped: scikit-learn-intelex ")
+    assert SKLX in notes[0]         # where to name a venv that has it
+    monkeypatch.setenv(SKLX, str(tmp_path / "no-such-python"))
+    runners, notes = _notes_of(["sklearnex"])
+    assert len(runners) == 1 and len(notes) == 1 and "names no program" in notes[0]
 
 
 def test_liblinear_mc_absent_is_one_line(monkeypatch, tmp_path):
@@ -146,26 +155,28 @@ def test_the_multi_core_child_trains_liblinears_problem(tmp_path, reader):
 
 
 def test_kernel_peers_quick_run_skips_an_absent_sklearnex_in_one_line(tmp_path, monkeypatch):
-    """The suite runs without sklearnex: one line on stderr says so, the rows that are there
-    solve one problem (the same objective and support vectors as scikit-learn's SVC)."""
+    """The suite runs without sklearnex: one line on stderr says so.  The SVC command's model
+    file, read back as LIBSVM's, solves svmtool's problem: the same objective, support vectors
+    and test accuracy."""
     pytest.importorskip("sklearn", reason="the row to compare with is scikit-learn's SVC")
     from svmtool.bench import report
 
-    monkeypatch.setitem(sys.modules, "sklearnex", None)
+    monkeypatch.setenv(SKLX, str(tmp_path / "no-such-python"))
     res = CliRunner().invoke(cli, ["bench", "--suite", "kernel-peers", "--quick", "--repeat",
-                                   "1", "--against", "sklearn,sklearnex", "--out",
+                                   "1", "--against", "sklearn-svc,sklearnex", "--out",
                                    str(tmp_path / "out")])
     assert res.exit_code == 0, res.output + repr(res.exception)
     skipped = [ln for ln in res.stderr.splitlines() if "sklearnex" in ln]
-    assert len(skipped) == 1 and skipped[0].startswith("sklearnex SVC skipped: "), skipped
+    assert len(skipped) == 1 and skipped[0].startswith("sklearnex skipped: "), skipped
     text = res.stdout
     rows = {r["runner"]: r for r in report.parse_markdown_table(text[text.index("| data |"):])}
-    assert set(rows) == {"svmtool train -s c_svc", "*sklearn SVC*"}
-    ours, svc = (float(rows[k]["primal objective"]) for k in ("svmtool train -s c_svc",
-                                                              "*sklearn SVC*"))
-    assert abs(ours - svc) <= 1e-3 * abs(svc)
+    assert set(rows) == {"svmtool train -s c_svc", "*sklearn SVC command*"}
+    ours, svc = rows["svmtool train -s c_svc"], rows["*sklearn SVC command*"]
+    assert abs(float(ours["primal objective"]) - float(svc["primal objective"])) <= 1e-3 * abs(
+        float(svc["primal objective"]))
+    assert ours["test acc"] == svc["test acc"]
     line = next(ln for ln in text.splitlines() if ln.startswith("Support vectors (nSV): "))
     counts = dict(part.rsplit(" ", 1) for part in line[len("Support vectors (nSV): "):]
                   .rstrip(".").split("; "))
-    assert abs(int(counts["svmtool train -s c_svc"]) - int(counts["sklearn SVC"])) <= 2
+    assert abs(int(counts["svmtool train -s c_svc"]) - int(counts["sklearn SVC command"])) <= 2
     assert "Failed runs" not in text

@@ -6,10 +6,11 @@ base.py           the Runner protocol (prepare / fit / evaluate), Evaluation, th
 ours.py           svmtool's solvers through the Python API, and their Variants
 liblinear_lib.py  LIBLINEAR in process (liblinear-official)
 libsvm_lib.py     LIBSVM in process (libsvm-official)
-scikit.py         scikit-learn (LinearSVC, SGDClassifier, SVC); scikit-learn-intelex's SVC
+scikit.py         scikit-learn (LinearSVC, SGDClassifier, SVC)
 programs.py       whole command lines timed from outside: liblinear-train, svm-train, svmocas,
-                  svm_perf_learn, ``svmtool train`` itself, multi-core LIBLINEAR (a Python
-                  process under an interpreter of its own), any --external template
+                  svm_perf_learn, ``svmtool train`` itself, Python processes (scikit-learn's and
+                  scikit-learn-intelex's SVC, multi-core LIBLINEAR; each may run under an
+                  interpreter of its own), any --external template
 
 This module chooses the runners of a bench run (:func:`build_runners`).  Anchors are used only
 when installed (the pip wheels, or the programs on PATH); a note says which were skipped and why.
@@ -22,16 +23,15 @@ from svmtool.bench.anchors.libsvm_lib import LibsvmRunner
 from svmtool.bench.anchors.ours import (SvmtoolRunner, Variant, registry_specs,
                                         select_solvers)
 from svmtool.bench.anchors.programs import (PROGRAMS, CommandRunner, ExternalCommand,
-                                            SvmtoolCommand, liblinear_mc_runners,
-                                            program_runners)
-from svmtool.bench.anchors.scikit import (SklearnexSVC, SklearnLinearSVC, SklearnSGD, SklearnSVC,
-                                          sklearnex_missing)
+                                            SvcCommand, SvmtoolCommand, liblinear_mc_runners,
+                                            program_runners, svc_runners)
+from svmtool.bench.anchors.scikit import SklearnLinearSVC, SklearnSGD, SklearnSVC
 
 # what --against accepts: the in-process anchors, the programs (also by the names of the C
 # builds they stand for: liblinear-c, libsvm-c, svmperf), the optional peers (each skipped, with
 # one line, where it is not installed), and shorthands
 IN_PROCESS = ("liblinear", "libsvm", "sklearn")
-PEERS = ("sklearnex", "liblinear-mc")
+PEERS = ("sklearn-svc", "sklearnex", "liblinear-mc")       # Python processes, whole commands
 ANCHORS = IN_PROCESS + PROGRAMS + PEERS
 SHORTHANDS = {"programs": PROGRAMS, "all": ANCHORS, "none": (),
               "liblinear-c": ("liblinear-train",), "libsvm-c": ("svm-train",),
@@ -102,12 +102,6 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
                 runners.append(SklearnSGD())
             if "kernel" in groups:
                 runners.append(SklearnSVC(kernel_opts))
-    if "sklearnex" in against and "kernel" in groups:
-        why = sklearnex_missing()
-        if why is not None:
-            notes.append(f"sklearnex SVC skipped: {why}")
-        else:
-            runners.append(SklearnexSVC(kernel_opts))
     if "libsvm" in against and "kernel" in groups:
         if not have("libsvm"):
             notes.append("libsvm anchor skipped: pip install libsvm-official")
@@ -116,6 +110,9 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
     if any(a in PROGRAMS for a in against):
         runners += program_runners(against, groups, kernel_opts,
                                    labels if labels is not None else [], notes)
+    if "sklearn-svc" in against or "sklearnex" in against:
+        runners += svc_runners(against, groups, kernel_opts,
+                               labels if labels is not None else [], notes)
     if "liblinear-mc" in against:
         runners += liblinear_mc_runners(groups, notes)
     if external:
@@ -126,6 +123,6 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
 
 __all__ = ["ANCHORS", "GROUP_TITLES", "PEERS", "REGRESSION_GROUPS", "CommandRunner", "Evaluation",
            "LiblinearRunner", "LibsvmRunner", "Runner", "SklearnLinearSVC", "SklearnSGD",
-           "SklearnSVC", "SklearnexSVC", "SvmtoolCommand", "SvmtoolRunner", "Variant",
+           "SklearnSVC", "SvcCommand", "SvmtoolCommand", "SvmtoolRunner", "Variant",
            "build_runners", "expand_against", "have", "kernel_defaults", "registry_specs", "select_solvers",
            "spec_group"]

@@ -17,6 +17,9 @@ the harness's one convention and the test accuracy.
   process that reads the text file and trains (:mod:`svmtool.bench.anchors.liblinear_mc_child`),
   under the interpreter named by ``SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON`` (a venv of its own: its
   top-level module ``liblinear`` is also liblinear-official's);
+* scikit-learn's ``SVC`` and scikit-learn-intelex's as one Python process each that reads the
+  text file, fits and writes a LIBSVM model (:mod:`svmtool.bench.anchors.svc_child`); the
+  latter under ``SVMTOOL_BENCH_SKLEARNEX_PYTHON`` when set (a venv of its own), else here;
 * any command given as a template (``svmtool bench --external``).
 
 Wall time is the child's, start to exit.  Peak memory is not measured for commands: a child's
@@ -463,6 +466,98 @@ def liblinear_mc_runners(groups, notes, threads=LIBLINEAR_MC_THREADS):
     return out
 
 
+# scikit-learn's SVC and scikit-learn-intelex's as whole Python commands (svc_child.py);
+# sklearnex may live in a venv of its own (it brings oneDAL's TBB, which numba would also pick)
+SKLEARNEX_ENV = "SVMTOOL_BENCH_SKLEARNEX_PYTHON"
+_SVC_KERNELS = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
+
+
+class SvcCommand(CommandRunner):
+    """``python svc_child.py MODULE PARAMS TRAIN MODEL``: read the text file with
+    ``load_svmlight_file``, fit ``MODULE.SVC``, write a LIBSVM model (read back here for the
+    objective, nSV and the test accuracy), timed from outside, start to exit."""
+
+    def __init__(self, name, exe, module, kernel_opts):
+        child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "svc_child.py")
+        super().__init__(name, [exe, child, module, "{svc_params}", "{train}", "{model}"],
+                         "kernel", model_kind="svmtool", default_eps=1e-3,
+                         iterations=_child_iterations)
+        self.kernel_opts = dict(kernel_opts)
+
+    def describe(self):
+        k = self.kernel_opts
+        return (super().describe().replace("{svc_params}", "'{SVC arguments}'")
+                + f" (SVC(C={{c}}, kernel={_SVC_KERNELS[k.get('kernel_type', 2)]!r}, "
+                f"gamma={float(k['gamma']):g}, tol={{eps}}, cache_size="
+                f"{float(k.get('cache_mb', 100.0)):g}))")
+
+    def _fields(self, state, C, eps):
+        import json
+
+        f = super()._fields(state, C, eps)
+        k = self.kernel_opts
+        f["svc_params"] = json.dumps({
+            "C": float(C), "kernel": _SVC_KERNELS[k.get("kernel_type", 2)],
+            "gamma": float(k["gamma"]), "degree": int(k.get("degree", 3)),
+            "coef0": float(k.get("coef0", 0.0)),
+            "tol": float(eps if eps is not None else self.default_eps),
+            "cache_size": float(k.get("cache_mb", 100.0)), "shrinking": True})
+        return f
+
+
+def _child_iterations(text):
+    m = re.findall(r"^iterations (\d+)", text, flags=re.M)
+    return int(m[-1]) if m else None
+
+
+def svc_runners(against, groups, kernel_opts, data_labels, notes):
+    """``sklearn-svc`` (this interpreter) and ``sklearnex`` ($SVMTOOL_BENCH_SKLEARNEX_PYTHON, else
+    this interpreter when sklearnex imports here) as whole commands, for a binary kernel problem;
+    a peer that is not there is left out with one line saying why."""
+    if "kernel" not in groups:
+        return []
+    wanted = [a for a in ("sklearn-svc", "sklearnex") if a in against]
+    if wanted and len(np.unique(data_labels)) != 2:
+        notes.append(f"{', '.join(wanted)} skipped: the SVC commands train two classes")
+        return []
+    out = []
+    if "sklearn-svc" in against:
+        found = _probe(sys.executable, "sklearn.svm", "scikit-learn")
+        if isinstance(found, str):
+            notes.append(f"sklearn-svc skipped: scikit-learn {found}")
+        else:
+            out.append(SvcCommand("sklearn SVC command", sys.executable, "sklearn.svm",
+                                  kernel_opts))
+    if "sklearnex" in against:
+        py = os.environ.get(SKLEARNEX_ENV, "").strip()
+        exe = shutil.which(py) if py else sys.executable
+        where = f"under ${SKLEARNEX_ENV}" if py else "here"
+        found = (_probe(exe, "sklearnex.svm", "scikit-learn-intelex") if exe
+                 else "names no program")
+        if isinstance(found, str):
+            hint = "" if py else (f"; pip install scikit-learn-intelex, or name the python of "
+                                  f"a venv that has it in ${SKLEARNEX_ENV}")
+            notes.append(f"sklearnex skipped: scikit-learn-intelex {found} {where}{hint}")
+        else:
+            notes.append(f"sklearnex: scikit-learn-intelex {found[0]} {where}, oneDAL's "
+                         f"threads (all cores by default)")
+            out.append(SvcCommand("sklearnex SVC command", exe, "sklearnex.svm", kernel_opts))
+    return out
+
+
+def _probe(exe, module, package):
+    """(version,) of ``package`` if ``module`` imports under the python ``exe``, else why not."""
+    code = (f"import importlib.metadata as m, {module}; print(m.version({package!r}))")
+    try:
+        out = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"does not run ({e})"
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["?"])[-1]
+        return f"does not import ({last})"
+    return (out.stdout.strip() or "?",)
+
+
 class ExternalCommand(CommandRunner):
     """``svmtool bench --external``: any command template (a shell line), timed from outside;
     accuracy from ``predict_template``'s predictions file (one value a line: a label, or a score
@@ -502,7 +597,7 @@ def _perf_iterations(text):
     return int(m[-1]) if m else None
 
 
-__all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "CommandRunner",
-           "ExternalCommand", "SvmtoolCommand", "count_liblinear_iterations", "find_program",
+__all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "SKLEARNEX_ENV",
+           "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand", "svc_runners", "count_liblinear_iterations", "find_program",
            "liblinear_mc_python", "liblinear_mc_runners", "program_runners", "run_timed",
            "set_anchor_bin", "svmtool_command", "variant_flags"]

@@ -1,8 +1,7 @@
 """scikit-learn anchors: ``LinearSVC`` (LIBLINEAR's dual CD inside scikit-learn, hinge and squared
 hinge), ``SGDClassifier(hinge)`` (stochastic gradient, alpha = 1 / (n C)) and ``SVC`` (LIBSVM
-inside scikit-learn) -- the tools a Python user would reach for first -- and the ``SVC`` of
-scikit-learn-intelex (``sklearnex.svm.SVC``, Intel's oneDAL behind scikit-learn's interface), an
-optional peer of the exact kernel solver.
+inside scikit-learn) -- the tools a Python user would reach for first.  ``SVC`` as a whole
+Python command, and scikit-learn-intelex's, are in :mod:`svmtool.bench.anchors.programs`.
 """
 
 import warnings
@@ -91,22 +90,17 @@ class SklearnSVC(KernelAnchor):
     default, LIBSVM's)."""
 
     name = "sklearn SVC"
-    module = "sklearn.svm"
 
     def prepare(self, data):
-        import importlib
+        import sklearn.svm  # noqa: F401  (the import is not part of the warm-up)
 
-        importlib.import_module(self.module)     # the import is not part of the warm-up
         return data
 
-    def estimator(self):
+    def fit(self, state, C, eps, cap=None, callback=None):
         from sklearn.svm import SVC
 
-        return SVC
-
-    def fit(self, state, C, eps, cap=None, callback=None):
         k = self.kernel_opts
-        clf = self.estimator()(
+        clf = SVC(
             C=C, kernel={0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}[k["kernel_type"]],
             gamma=k["gamma"], degree=k.get("degree", 3), coef0=k.get("coef0", 0.0),
             tol=self.tolerance(eps, cap), cache_size=float(k.get("cache_mb", 100.0)),
@@ -127,30 +121,3 @@ class SklearnSVC(KernelAnchor):
         if data.test is not None:
             ev.test_pred = clf.predict(data.Xt_raw)
         return ev
-
-
-class SklearnexSVC(SklearnSVC):
-    """scikit-learn-intelex's ``SVC`` (oneDAL's solver, its own threads: all cores unless told
-    otherwise), the same arguments and data as :class:`SklearnSVC`; used only when ``sklearnex``
-    imports in this interpreter."""
-
-    name = "sklearnex SVC"
-    module = "sklearnex.svm"
-
-    def estimator(self):
-        from sklearnex.svm import SVC
-
-        return SVC
-
-
-def sklearnex_missing():
-    """None if ``sklearnex.svm`` imports here, else why not (one line)."""
-    try:
-        import sklearnex.svm  # noqa: F401
-    except ImportError as e:
-        if getattr(e, "name", None) and e.name.partition(".")[0] == "sklearnex":
-            return "sklearnex is not installed here (pip install scikit-learn-intelex)"
-        return f"sklearnex does not import: {e}"
-    except Exception as e:          # an installed extension that fails its own start-up
-        return f"sklearnex does not import: {e!r}"
-    return None

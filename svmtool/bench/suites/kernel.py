@@ -121,28 +121,31 @@ def _peer_cases(w):
         for title, head in sizes:
             out.append(Case(title, BenchConfig(
                 train=tr, test=te, name=title, solvers=["c_svc"], head=head, end_to_end=True,
-                against=["svm-train", "sklearn", "sklearnex"], trace=False, memory=False,
+                against=["svm-train", "sklearn-svc", "sklearnex"], trace=False, memory=False,
                 interleave=True, **kw)))
     return out
 
 
 register(Suite(
     "kernel-peers",
-    "exact C-SVC: svmtool train -s c_svc against svm-train, scikit-learn's SVC and "
-    "scikit-learn-intelex's SVC (optional), ijcnn1 10,000 rows and all",
+    "exact C-SVC, whole commands: svmtool train -s c_svc against svm-train, scikit-learn's SVC "
+    "and scikit-learn-intelex's SVC (optional), ijcnn1 10,000 rows and all",
     "Issue 40's exact kernel peers, all on LIBSVM's C-SVC problem (its unregularised offset b; "
     "RBF, gamma = 2, C = 32, eps 0.001, a 1000 MB kernel cache) on the first 10,000 rows of "
-    "ijcnn1 and on all 49,990, tested on ijcnn1.t.  What each row times: `svmtool train -s "
-    "c_svc -c 32 -t 2 -g 2 -m 1000 -B -1` (svmtool's LIBSVM-compatible SMO, no kernel bias; "
-    "from 5,000 variables on it works on batched working sets, svmtool/solvers/kernel/bsmo.py; "
-    "`svmtool svm-train` runs the same solver) and LIBSVM's `svm-train -c 32 -g 2 -m 1000`: the whole command on the "
-    "same text file (start, reading, training, writing the model) timed from outside; "
-    "scikit-learn's `SVC(C=32, gamma=2, cache_size=1000)` and scikit-learn-intelex's "
-    "(`sklearnex.svm.SVC`, oneDAL, its own threads): `fit` alone, in this process, on the "
-    "training rows already in memory as a scipy CSR matrix (as `load_svmlight_file` gives "
-    "them) -- reading and the import are not timed.  sklearnex is optional: where it does not "
-    "import, its row is left out with one line saying why.  One warm-up run of each, then "
-    "interleaved rounds (medians); CPU seconds are all threads'.  The objective is computed "
-    "here from each model (LIBSVM's problem: all rows share it), nSV is listed under the "
-    "table.",
+    "ijcnn1 and on all 49,990, tested on ijcnn1.t.  Every row times a whole command on the "
+    "same text file, from outside, start to exit (start-up, reading, training, writing the "
+    "model): `svmtool train -s c_svc -c 32 -t 2 -g 2 -m 1000 -B -1` (svmtool's "
+    "LIBSVM-compatible SMO, no kernel bias; from 5,000 variables on it works on batched "
+    "working sets, svmtool/solvers/kernel/bsmo.py; `svmtool svm-train` runs the same solver), "
+    "LIBSVM's `svm-train -c 32 -g 2 -m 1000`, and for scikit-learn's `SVC(C=32, gamma=2, "
+    "cache_size=1000)` and scikit-learn-intelex's (`sklearnex.svm.SVC`, oneDAL, its own "
+    "threads: all cores) a Python process that imports it, reads the file with "
+    "`load_svmlight_file`, fits and writes the model in LIBSVM's format "
+    "(svmtool/bench/anchors/svc_child.py).  sklearnex is optional: it runs under the python "
+    "named by the environment variable `SVMTOOL_BENCH_SKLEARNEX_PYTHON` (a venv of its own: "
+    "its TBB would also become numba's threading layer in svmtool's), else under svmtool's "
+    "when it imports there; otherwise its row is left out with one line saying why.  One "
+    "warm-up run of each, then interleaved rounds (medians); CPU seconds are the child's, all "
+    "threads.  Each model file is read back here: the objective (LIBSVM's problem, the same "
+    "for all rows), nSV (listed under the table) and the test accuracy are computed alike.",
     _peer_cases))
