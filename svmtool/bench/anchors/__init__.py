@@ -124,5 +124,5 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
 __all__ = ["ANCHORS", "GROUP_TITLES", "PEERS", "REGRESSION_GROUPS", "CommandRunner", "Evaluation",
            "LiblinearRunner", "LibsvmRunner", "Runner", "SklearnLinearSVC", "SklearnSGD",
            "SklearnSVC", "SvcCommand", "SvmtoolCommand", "SvmtoolRunner", "Variant",
-           "build_runners", "expand_against", "have", "kernel_defaults", "registry_specs", "select_solvers",
-           "spec_group"]
+           "build_runners", "expand_against", "have", "kernel_defaults", "registry_specs",
+           "select_solvers", "spec_group"]

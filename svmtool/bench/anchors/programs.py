@@ -598,6 +598,7 @@ def _perf_iterations(text):
 
 
 __all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "SKLEARNEX_ENV",
-           "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand", "svc_runners", "count_liblinear_iterations", "find_program",
-           "liblinear_mc_python", "liblinear_mc_runners", "program_runners", "run_timed",
-           "set_anchor_bin", "svmtool_command", "variant_flags"]
+           "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand",
+           "count_liblinear_iterations", "find_program", "liblinear_mc_python",
+           "liblinear_mc_runners", "program_runners", "run_timed", "set_anchor_bin",
+           "svc_runners", "svmtool_command", "variant_flags"]
