@@ -39,7 +39,8 @@ def _ijcnn1_folder(tmp_path):
 def test_the_peer_suites_are_registered_and_opt_in():
     assert "kernel-peers" in SUITES and not SUITES["kernel-peers"].default
     assert not SUITES["c-programs"].default
-    assert {"sklearn-svc", "sklearnex", "liblinear-mc"} <= set(expand_against(["all"]))
+    assert {"sklearn-svc", "sklearn-svc-dense", "sklearnex", "sklearnex-dense",
+            "liblinear-mc"} <= set(expand_against(["all"]))
     # each suite says what every row times, and where the peers in venvs of their own come from
     assert "Every row times a whole command" in SUITES["kernel-peers"].what
     assert SKLX in SUITES["kernel-peers"].what
@@ -51,7 +52,8 @@ def test_kernel_peers_cases_on_the_bundled_data_and_on_ijcnn1(tmp_path):
     cfg = quick.config
     assert Path(cfg.train).resolve() == HEART.resolve()
     assert cfg.solvers == ["c_svc"] and cfg.end_to_end and cfg.split == 200
-    assert set(cfg.against) == {"svm-train", "sklearn-svc", "sklearnex"}
+    assert set(cfg.against) == {"svm-train", "sklearn-svc", "sklearn-svc-dense", "sklearnex",
+                                "sklearnex-dense"}
     cases = SUITES["kernel-peers"].cases(Where(data_dir=_ijcnn1_folder(tmp_path)))
     assert [c.config.head for c in cases] == [10000, None]
     for c in cases:
@@ -163,18 +165,22 @@ def test_kernel_peers_quick_run_skips_an_absent_sklearnex_in_one_line(tmp_path, 
 
     monkeypatch.setenv(SKLX, str(tmp_path / "no-such-python"))
     res = CliRunner().invoke(cli, ["bench", "--suite", "kernel-peers", "--quick", "--repeat",
-                                   "1", "--against", "sklearn-svc,sklearnex", "--out",
+                                   "1", "--against", "sklearn-svc,sklearn-svc-dense,sklearnex",
+                                   "--out",
                                    str(tmp_path / "out")])
     assert res.exit_code == 0, res.output + repr(res.exception)
     skipped = [ln for ln in res.stderr.splitlines() if "sklearnex" in ln]
     assert len(skipped) == 1 and skipped[0].startswith("sklearnex skipped: "), skipped
     text = res.stdout
     rows = {r["runner"]: r for r in report.parse_markdown_table(text[text.index("| data |"):])}
-    assert set(rows) == {"svmtool train -s c_svc", "*sklearn SVC command*"}
-    ours, svc = rows["svmtool train -s c_svc"], rows["*sklearn SVC command*"]
-    assert abs(float(ours["primal objective"]) - float(svc["primal objective"])) <= 1e-3 * abs(
-        float(svc["primal objective"]))
-    assert ours["test acc"] == svc["test acc"]
+    assert set(rows) == {"svmtool train -s c_svc", "*sklearn SVC command*",
+                         "*sklearn SVC command, dense*"}
+    ours = rows["svmtool train -s c_svc"]
+    for name in ("*sklearn SVC command*", "*sklearn SVC command, dense*"):
+        svc = rows[name]
+        assert abs(float(ours["primal objective"]) - float(svc["primal objective"])) <= 1e-3 * abs(
+            float(svc["primal objective"]))
+        assert ours["test acc"] == svc["test acc"]
     line = next(ln for ln in text.splitlines() if ln.startswith("Support vectors (nSV): "))
     counts = dict(part.rsplit(" ", 1) for part in line[len("Support vectors (nSV): "):]
                   .rstrip(".").split("; "))

@@ -83,7 +83,8 @@ SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
                    "PATH, whole commands; 'programs': all four; also named liblinear-c, libsvm-c, "
                    "svmperf); Python processes, whole commands: sklearn-svc (scikit-learn's "
                    "SVC), sklearnex (scikit-learn-intelex's SVC, under "
-                   "$SVMTOOL_BENCH_SKLEARNEX_PYTHON when set), liblinear-mc (multi-core "
+                   "$SVMTOOL_BENCH_SKLEARNEX_PYTHON when set), each also -dense (fit to a "
+                   "dense copy), liblinear-mc (multi-core "
                    "LIBLINEAR, under $SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON: a venv of its own with "
                    "liblinear-multicore); 'all'; 'none'.  With --suite: replaces each suite's "
                    "own anchors.")

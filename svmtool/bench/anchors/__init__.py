@@ -22,16 +22,16 @@ from svmtool.bench.anchors.liblinear_lib import LiblinearRunner
 from svmtool.bench.anchors.libsvm_lib import LibsvmRunner
 from svmtool.bench.anchors.ours import (SvmtoolRunner, Variant, registry_specs,
                                         select_solvers)
-from svmtool.bench.anchors.programs import (PROGRAMS, CommandRunner, ExternalCommand,
-                                            SvcCommand, SvmtoolCommand, liblinear_mc_runners,
-                                            program_runners, svc_runners)
+from svmtool.bench.anchors.programs import (PROGRAMS, SVC_ANCHORS, CommandRunner,
+                                            ExternalCommand, SvcCommand, SvmtoolCommand,
+                                            liblinear_mc_runners, program_runners, svc_runners)
 from svmtool.bench.anchors.scikit import SklearnLinearSVC, SklearnSGD, SklearnSVC
 
 # what --against accepts: the in-process anchors, the programs (also by the names of the C
 # builds they stand for: liblinear-c, libsvm-c, svmperf), the optional peers (each skipped, with
 # one line, where it is not installed), and shorthands
 IN_PROCESS = ("liblinear", "libsvm", "sklearn")
-PEERS = ("sklearn-svc", "sklearnex", "liblinear-mc")       # Python processes, whole commands
+PEERS = SVC_ANCHORS + ("liblinear-mc",)       # Python processes, whole commands
 ANCHORS = IN_PROCESS + PROGRAMS + PEERS
 SHORTHANDS = {"programs": PROGRAMS, "all": ANCHORS, "none": (),
               "liblinear-c": ("liblinear-train",), "libsvm-c": ("svm-train",),
@@ -110,7 +110,7 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
     if any(a in PROGRAMS for a in against):
         runners += program_runners(against, groups, kernel_opts,
                                    labels if labels is not None else [], notes)
-    if "sklearn-svc" in against or "sklearnex" in against:
+    if any(a in SVC_ANCHORS for a in against):
         runners += svc_runners(against, groups, kernel_opts,
                                labels if labels is not None else [], notes)
     if "liblinear-mc" in against:

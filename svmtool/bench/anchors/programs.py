@@ -467,19 +467,22 @@ def liblinear_mc_runners(groups, notes, threads=LIBLINEAR_MC_THREADS):
 
 
 # scikit-learn's SVC and scikit-learn-intelex's as whole Python commands (svc_child.py);
-# sklearnex may live in a venv of its own (it brings oneDAL's TBB, which numba would also pick)
+# sklearnex may live in a venv of its own (it brings TBB, which numba could pick up as its
+# threading layer in svmtool's venv)
 SKLEARNEX_ENV = "SVMTOOL_BENCH_SKLEARNEX_PYTHON"
 _SVC_KERNELS = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
 
 
 class SvcCommand(CommandRunner):
-    """``python svc_child.py MODULE PARAMS TRAIN MODEL``: read the text file with
-    ``load_svmlight_file``, fit ``MODULE.SVC``, write a LIBSVM model (read back here for the
-    objective, nSV and the test accuracy), timed from outside, start to exit."""
+    """``python svc_child.py [--dense] MODULE PARAMS TRAIN MODEL``: read the text file with
+    ``load_svmlight_file``, fit ``MODULE.SVC`` (to a dense copy with ``dense``), write a LIBSVM
+    model (read back here for the objective, nSV and the test accuracy), timed from outside,
+    start to exit."""
 
-    def __init__(self, name, exe, module, kernel_opts):
+    def __init__(self, name, exe, module, kernel_opts, dense=False):
         child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "svc_child.py")
-        super().__init__(name, [exe, child, module, "{svc_params}", "{train}", "{model}"],
+        super().__init__(name, [exe, child] + (["--dense"] if dense else [])
+                         + [module, "{svc_params}", "{train}", "{model}"],
                          "kernel", model_kind="svmtool", default_eps=1e-3,
                          iterations=_child_iterations)
         self.kernel_opts = dict(kernel_opts)
@@ -510,25 +513,31 @@ def _child_iterations(text):
     return int(m[-1]) if m else None
 
 
+SVC_ANCHORS = ("sklearn-svc", "sklearn-svc-dense", "sklearnex", "sklearnex-dense")
+
+
 def svc_runners(against, groups, kernel_opts, data_labels, notes):
     """``sklearn-svc`` (this interpreter) and ``sklearnex`` ($SVMTOOL_BENCH_SKLEARNEX_PYTHON, else
-    this interpreter when sklearnex imports here) as whole commands, for a binary kernel problem;
-    a peer that is not there is left out with one line saying why."""
+    this interpreter when sklearnex imports here) as whole commands, for a binary kernel problem,
+    on the reader's CSR matrix or (``-dense``) a dense copy; a peer that is not there is left
+    out with one line saying why."""
     if "kernel" not in groups:
         return []
-    wanted = [a for a in ("sklearn-svc", "sklearnex") if a in against]
+    wanted = [a for a in SVC_ANCHORS if a in against]
     if wanted and len(np.unique(data_labels)) != 2:
         notes.append(f"{', '.join(wanted)} skipped: the SVC commands train two classes")
         return []
     out = []
-    if "sklearn-svc" in against:
+    if "sklearn-svc" in against or "sklearn-svc-dense" in against:
         found = _probe(sys.executable, "sklearn.svm", "scikit-learn")
         if isinstance(found, str):
             notes.append(f"sklearn-svc skipped: scikit-learn {found}")
         else:
-            out.append(SvcCommand("sklearn SVC command", sys.executable, "sklearn.svm",
-                                  kernel_opts))
-    if "sklearnex" in against:
+            for dense in (False, True):
+                if "sklearn-svc" + ("-dense" if dense else "") in against:
+                    out.append(SvcCommand("sklearn SVC command" + (", dense" if dense else ""),
+                                          sys.executable, "sklearn.svm", kernel_opts, dense))
+    if "sklearnex" in against or "sklearnex-dense" in against:
         py = os.environ.get(SKLEARNEX_ENV, "").strip()
         exe = shutil.which(py) if py else sys.executable
         where = f"under ${SKLEARNEX_ENV}" if py else "here"
@@ -541,7 +550,10 @@ def svc_runners(against, groups, kernel_opts, data_labels, notes):
         else:
             notes.append(f"sklearnex: scikit-learn-intelex {found[0]} {where}, oneDAL's "
                          f"threads (all cores by default)")
-            out.append(SvcCommand("sklearnex SVC command", exe, "sklearnex.svm", kernel_opts))
+            for dense in (False, True):
+                if "sklearnex" + ("-dense" if dense else "") in against:
+                    out.append(SvcCommand("sklearnex SVC command" + (", dense" if dense else ""),
+                                          exe, "sklearnex.svm", kernel_opts, dense))
     return out
 
 
@@ -598,7 +610,7 @@ def _perf_iterations(text):
 
 
 __all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "SKLEARNEX_ENV",
-           "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand",
+           "SVC_ANCHORS", "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand",
            "count_liblinear_iterations", "find_program", "liblinear_mc_python",
            "liblinear_mc_runners", "program_runners", "run_timed", "set_anchor_bin",
            "svc_runners", "svmtool_command", "variant_flags"]

@@ -4,10 +4,11 @@
 and write the model in LIBSVM's format, as one Python process -- what a Python user runs.  It may
 run under the interpreter of another venv, so it imports nothing of svmtool.
 
-Usage: python svc_child.py MODULE PARAMS TRAIN MODEL
+Usage: python svc_child.py [--dense] MODULE PARAMS TRAIN MODEL
 
 MODULE: ``sklearn.svm`` or ``sklearnex.svm``; PARAMS: the SVC's arguments as a JSON object (C,
-kernel "rbf", gamma, tol, cache_size, ...).  Two classes only.  Prints the solver's iteration
+kernel "rbf", gamma, tol, cache_size, ...); ``--dense``: fit a dense copy of the rows (numpy)
+instead of the scipy CSR matrix the reader gives.  Two classes only.  Prints the solver's iteration
 count (``iterations N``) and, for sklearnex, oneDAL's thread count (``threads N``).
 """
 
@@ -55,6 +56,9 @@ def write_libsvm_model(path, clf, params):
 
 
 def main(argv):
+    dense = argv[:1] == ["--dense"]
+    if dense:
+        argv = argv[1:]
     if len(argv) != 4:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 2
@@ -70,7 +74,9 @@ def main(argv):
     params = json.loads(params)
     SVC = importlib.import_module(module).SVC
     x, y = load_svmlight_file(train)
-    if module == "sklearn.svm" and x.indices.dtype != np.int32 and x.nnz < 2**31:
+    if dense:
+        x = x.toarray()
+    elif module == "sklearn.svm" and x.indices.dtype != np.int32 and x.nnz < 2**31:
         # scikit-learn's SVC takes 32-bit sparse indices only; its reader gives 64-bit ones
         x.indices, x.indptr = x.indices.astype(np.int32), x.indptr.astype(np.int32)
     if len(np.unique(y)) != 2:

@@ -121,7 +121,8 @@ def _peer_cases(w):
         for title, head in sizes:
             out.append(Case(title, BenchConfig(
                 train=tr, test=te, name=title, solvers=["c_svc"], head=head, end_to_end=True,
-                against=["svm-train", "sklearn-svc", "sklearnex"], trace=False, memory=False,
+                against=["svm-train", "sklearn-svc", "sklearn-svc-dense", "sklearnex",
+                         "sklearnex-dense"], trace=False, memory=False,
                 interleave=True, **kw)))
     return out
 
@@ -141,9 +142,12 @@ register(Suite(
     "cache_size=1000)` and scikit-learn-intelex's (`sklearnex.svm.SVC`, oneDAL, its own "
     "threads: all cores) a Python process that imports it, reads the file with "
     "`load_svmlight_file`, fits and writes the model in LIBSVM's format "
-    "(svmtool/bench/anchors/svc_child.py).  sklearnex is optional: it runs under the python "
-    "named by the environment variable `SVMTOOL_BENCH_SKLEARNEX_PYTHON` (a venv of its own: "
-    "its TBB would also become numba's threading layer in svmtool's), else under svmtool's "
+    "(svmtool/bench/anchors/svc_child.py), fitting the reader's scipy CSR matrix as it comes "
+    "or (`, dense` rows) a dense numpy copy made in that process (ijcnn1 has 22 features; "
+    "CPU against wall seconds shows the cores each used).  sklearnex is optional: it runs "
+    "under the python named by the environment variable `SVMTOOL_BENCH_SKLEARNEX_PYTHON` (a "
+    "venv of its own: the TBB it brings could become numba's threading layer in svmtool's), "
+    "else under svmtool's "
     "when it imports there; otherwise its row is left out with one line saying why.  One "
     "warm-up run of each, then interleaved rounds (medians); CPU seconds are the child's, all "
     "threads.  Each model file is read back here: the objective (LIBSVM's problem, the same "
