@@ -186,3 +186,22 @@ def test_kernel_peers_quick_run_skips_an_absent_sklearnex_in_one_line(tmp_path, 
                   .rstrip(".").split("; "))
     assert abs(int(counts["svmtool train -s c_svc"]) - int(counts["sklearn SVC command"])) <= 2
     assert "Failed runs" not in text
+
+
+
+def test_peers_run_without_the_benchs_omp_threads(monkeypatch, tmp_path):
+    """The harness sets OMP_NUM_THREADS=1 for its in-process anchors; a peer that picks its own
+    threads (oneDAL, multi-core LIBLINEAR) runs without it, the other commands keep it."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.setattr(programs, "HARNESS_ENV", {"OMP_NUM_THREADS"})
+    state = {"tmp": str(tmp_path), "train": "", "test": "", "n": 1, "bias": -1.0}
+
+    def child(want):
+        return [sys.executable, "-c", "import os, sys; "
+                f"sys.exit(0 if os.environ.get('OMP_NUM_THREADS') == {want!r} else 3)"]
+
+    programs.CommandRunner("own", child(None), "kernel", own_threads=True).fit(state, 1.0, None)
+    programs.CommandRunner("kept", child("1"), "kernel").fit(state, 1.0, None)
+    with pytest.raises(RuntimeError, match="command failed"):
+        programs.CommandRunner("kept", child(None), "kernel").fit(state, 1.0, None)
+    assert programs.SvcCommand("x", sys.executable, "sklearn.svm", {"gamma": 1.0}).own_threads

@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 
-from svmtool.bench.anchors.base import (REGRESSION_GROUPS, Evaluation, Runner, kernel_terms,
-                                        linear_evaluation, spec_group)
+from svmtool.bench.anchors.base import (HARNESS_ENV, REGRESSION_GROUPS, Evaluation, Runner,
+                                        kernel_terms, linear_evaluation, spec_group)
 
 PROGRAMS = ("liblinear-train", "svm-train", "svmocas", "svm_perf_learn")
 
@@ -122,7 +122,8 @@ class CommandRunner(Runner):
     time_from_outside = True
 
     def __init__(self, name, argv, group, model_kind=None, default_eps=None, counterpart=None,
-                 env=None, fresh_numba_cache=False, source="anchor", iterations=None):
+                 env=None, fresh_numba_cache=False, source="anchor", iterations=None,
+                 own_threads=False):
         self.name = name
         self.argv = list(argv)
         self.group = group
@@ -133,6 +134,9 @@ class CommandRunner(Runner):
         self.fresh_numba_cache = fresh_numba_cache
         self.source = source
         self.iterations = iterations or count_liblinear_iterations
+        # own_threads: without the variables the harness set (OMP_NUM_THREADS=1 for its
+        # in-process anchors), so that a peer runs with its own default threads
+        self.own_threads = own_threads
         self.solver = counterpart if source == "svmtool" else None
 
     def describe(self):
@@ -180,8 +184,11 @@ class CommandRunner(Runner):
     def fit(self, state, C, eps, cap=None, callback=None):
         argv = self.command(state, C, eps)
         env = None
-        if self.env or self.fresh_numba_cache:
+        if self.env or self.fresh_numba_cache or self.own_threads:
             env = dict(os.environ, **(self.env or {}))
+            if self.own_threads:
+                for key in HARNESS_ENV:
+                    env.pop(key, None)
             if self.fresh_numba_cache:
                 # the first run (the harness's warm-up) compiles into an empty cache of its own
                 env["NUMBA_CACHE_DIR"] = os.path.join(state["tmp"], "numba-cache")
@@ -462,7 +469,7 @@ def liblinear_mc_runners(groups, notes, threads=LIBLINEAR_MC_THREADS):
             f"liblinear-mc -s {s} -m {int(threads)}",
             [exe, child, reader, opts + "{eps_opt}", "{train}", "{model}"],
             spec_group(spec), model_kind="svmtool", default_eps=spec.default_eps,
-            counterpart=spec.name))
+            counterpart=spec.name, own_threads=True))
     return out
 
 
@@ -484,7 +491,7 @@ class SvcCommand(CommandRunner):
         super().__init__(name, [exe, child] + (["--dense"] if dense else [])
                          + [module, "{svc_params}", "{train}", "{model}"],
                          "kernel", model_kind="svmtool", default_eps=1e-3,
-                         iterations=_child_iterations)
+                         iterations=_child_iterations, own_threads=True)
         self.kernel_opts = dict(kernel_opts)
 
     def describe(self):
