@@ -147,7 +147,7 @@ class CommandRunner(Runner):
                  for w in words]
         if words and words[0].startswith("python") and words[1:3] == ["-m", "svmtool"]:
             words[:3] = ["svmtool"]
-        return " ".join(words)
+        return " ".join(words).replace("{eps_opt}", " [-e {eps}]")
 
     def prepare(self, data):
         tmp = tempfile.mkdtemp(prefix="svmtool-bench-")
