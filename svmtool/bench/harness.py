@@ -355,6 +355,8 @@ def run_case(runner, data, state, C, eps, repeat=3, trace=True, memory=True, max
         "counterpart": runner.counterpart, "repeat": len(times),
         "solver": getattr(runner, "solver", None),
     }
+    if ev.kernel is not None:
+        row["nsv"] = int(len(ev.kernel["coef"]))   # support vectors of a binary kernel model
     if ev.extra.get("times"):
         row["phases"] = ev.extra["times"]     # svmtool train's own read/solve/write split
     if ev.extra.get("startup"):

@@ -142,6 +142,16 @@ def startup_table(rows):
     return "\n".join(out)
 
 
+def nsv_line(rows):
+    """The support-vector counts of the kernel rows (binary models), one line; "" if none."""
+    have = [r for r in sorted(rows, key=_row_key) if r.get("nsv") is not None]
+    if not have:
+        return ""
+    return "Support vectors (nSV): " + "; ".join(
+        f"{r['runner']} {r['nsv']}" + (f" (n={r['n']})" if len({h['n'] for h in have}) > 1
+                                       else "") for r in have) + "."
+
+
 def sweep_table(rows, what):
     key = "C" if what == "C" else "eps"
     out = [f"| runner | {key} | iterations | time ms | rel. gap | test acc |",
@@ -184,6 +194,9 @@ def markdown(result, plots=(), link_prefix=""):
         parts.append("Problems: " + "; ".join(f"`{g}` = {GROUP_TITLES.get(g, g)}" for g in groups)
                      + ".  Anchors in *italics*.\n")
         parts.append(results_table(block["rows"]) + "\n")
+        sv = nsv_line(block["rows"])
+        if sv:
+            parts.append(sv + "\n")
         st = startup_table(block["rows"])
         if st:
             parts.append("Start-up of the svmtool commands (`--report`'s `startup` block, medians "

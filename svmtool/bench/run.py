@@ -61,6 +61,9 @@ def run_one(cfg: BenchConfig, log=None):
         # machine their spinning threads made LIBSVM 500x slower on heart_scale.  One thread
         # (LIBSVM's standard build) unless the caller says otherwise; set before their import.
         os.environ["OMP_NUM_THREADS"] = str(cfg.threads or 1)
+        from svmtool.bench.anchors.base import HARNESS_ENV
+
+        HARNESS_ENV.add("OMP_NUM_THREADS")
     data = harness.load_bench_data(cfg.train, cfg.test, bias=cfg.bias, rows=cfg.rows,
                                    head=cfg.head,
                                    seed=cfg.seed, name=cfg.name, threads=cfg.threads,
@@ -76,6 +79,8 @@ def run_one(cfg: BenchConfig, log=None):
                                            threads=cfg.threads, variants=cfg.variants,
                                            end_to_end=cfg.end_to_end, labels=data.y)
     if log:
+        for n in notes:             # the anchors skipped (one line each, why) or found
+            log(n)
         log(f"{data.name}: {data.n} rows, {data.nf} features; runners: "
             + ", ".join(r.name for r in runners))
     Cs, epss = list(cfg.Cs), list(cfg.epss)
@@ -115,6 +120,9 @@ def run_one(cfg: BenchConfig, log=None):
     for r in runners:
         if r.time_from_outside:
             notes.append(f"`{r.name}` ran `{r.describe()}` (timed from outside, start to exit)")
+    if any(getattr(r, "own_threads", False) for r in runners):
+        notes.append("the Python peers (SVC commands, liblinear-mc) run without the bench's "
+                     "OMP_NUM_THREADS, with their own default threads")
     notes.append(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} for the OpenMP builds "
                  f"of LIBSVM/LIBLINEAR; svmtool threads: {cfg.threads or 'all cores'}")
     result = {"machine": harness.machine_info(), "config": _config_json(cfg),

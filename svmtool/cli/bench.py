@@ -81,7 +81,13 @@ SUITE_ONLY = ("data_dir", "quick", "markdown", "large")
               help="Anchors (each used only if installed): liblinear, libsvm, sklearn (in "
                    "process); liblinear-train, svm-train, svmocas, svm_perf_learn (programs on "
                    "PATH, whole commands; 'programs': all four; also named liblinear-c, libsvm-c, "
-                   "svmperf); 'all'; 'none'.  With --suite: replaces each suite's own anchors.")
+                   "svmperf); Python processes, whole commands: sklearn-svc (scikit-learn's "
+                   "SVC), sklearnex (scikit-learn-intelex's SVC, under "
+                   "$SVMTOOL_BENCH_SKLEARNEX_PYTHON when set), each also -dense (fit to a "
+                   "dense copy), liblinear-mc (multi-core "
+                   "LIBLINEAR, under $SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON: a venv of its own with "
+                   "liblinear-multicore); 'all'; 'none'.  With --suite: replaces each suite's "
+                   "own anchors.")
 @click.option("--anchor-bin", "anchor_bin", multiple=True, metavar="DIR",
               type=click.Path(file_okay=False),
               help="A folder searched before PATH for the anchor programs (repeatable).")

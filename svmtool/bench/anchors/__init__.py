@@ -8,7 +8,9 @@ liblinear_lib.py  LIBLINEAR in process (liblinear-official)
 libsvm_lib.py     LIBSVM in process (libsvm-official)
 scikit.py         scikit-learn (LinearSVC, SGDClassifier, SVC)
 programs.py       whole command lines timed from outside: liblinear-train, svm-train, svmocas,
-                  svm_perf_learn, ``svmtool train`` itself, any --external template
+                  svm_perf_learn, ``svmtool train`` itself, Python processes (scikit-learn's and
+                  scikit-learn-intelex's SVC, multi-core LIBLINEAR; each may run under an
+                  interpreter of its own), any --external template
 
 This module chooses the runners of a bench run (:func:`build_runners`).  Anchors are used only
 when installed (the pip wheels, or the programs on PATH); a note says which were skipped and why.
@@ -20,14 +22,17 @@ from svmtool.bench.anchors.liblinear_lib import LiblinearRunner
 from svmtool.bench.anchors.libsvm_lib import LibsvmRunner
 from svmtool.bench.anchors.ours import (SvmtoolRunner, Variant, registry_specs,
                                         select_solvers)
-from svmtool.bench.anchors.programs import (PROGRAMS, CommandRunner, ExternalCommand,
-                                            SvmtoolCommand, program_runners)
+from svmtool.bench.anchors.programs import (PROGRAMS, SVC_ANCHORS, CommandRunner,
+                                            ExternalCommand, SvcCommand, SvmtoolCommand,
+                                            liblinear_mc_runners, program_runners, svc_runners)
 from svmtool.bench.anchors.scikit import SklearnLinearSVC, SklearnSGD, SklearnSVC
 
 # what --against accepts: the in-process anchors, the programs (also by the names of the C
-# builds they stand for: liblinear-c, libsvm-c, svmperf), and shorthands
+# builds they stand for: liblinear-c, libsvm-c, svmperf), the optional peers (each skipped, with
+# one line, where it is not installed), and shorthands
 IN_PROCESS = ("liblinear", "libsvm", "sklearn")
-ANCHORS = IN_PROCESS + PROGRAMS
+PEERS = SVC_ANCHORS + ("liblinear-mc",)       # Python processes, whole commands
+ANCHORS = IN_PROCESS + PROGRAMS + PEERS
 SHORTHANDS = {"programs": PROGRAMS, "all": ANCHORS, "none": (),
               "liblinear-c": ("liblinear-train",), "libsvm-c": ("svm-train",),
               "svmperf": ("svm_perf_learn",)}
@@ -105,14 +110,19 @@ def build_runners(specs, against, bias, kernel_opts, external=None, external_pre
     if any(a in PROGRAMS for a in against):
         runners += program_runners(against, groups, kernel_opts,
                                    labels if labels is not None else [], notes)
+    if any(a in SVC_ANCHORS for a in against):
+        runners += svc_runners(against, groups, kernel_opts,
+                               labels if labels is not None else [], notes)
+    if "liblinear-mc" in against:
+        runners += liblinear_mc_runners(groups, notes)
     if external:
         runners.append(ExternalCommand(external, external_predict, group=external_group,
                                        model_kind=external_model))
     return runners, notes
 
 
-__all__ = ["ANCHORS", "GROUP_TITLES", "REGRESSION_GROUPS", "CommandRunner", "Evaluation",
+__all__ = ["ANCHORS", "GROUP_TITLES", "PEERS", "REGRESSION_GROUPS", "CommandRunner", "Evaluation",
            "LiblinearRunner", "LibsvmRunner", "Runner", "SklearnLinearSVC", "SklearnSGD",
-           "SklearnSVC", "SvmtoolCommand", "SvmtoolRunner", "Variant", "build_runners",
-           "expand_against", "have", "kernel_defaults", "registry_specs", "select_solvers",
-           "spec_group"]
+           "SklearnSVC", "SvcCommand", "SvmtoolCommand", "SvmtoolRunner", "Variant",
+           "build_runners", "expand_against", "have", "kernel_defaults", "registry_specs",
+           "select_solvers", "spec_group"]

@@ -47,6 +47,11 @@ _KW_LOSS = {"l1": "hinge", "l2": "squared_hinge", "lr": "logistic", "hinge": "hi
             "squared_hinge": "squared_hinge", "logistic": "logistic"}
 
 
+# environment variables the harness itself set for its in-process anchors (run.run_one's
+# OMP_NUM_THREADS); the peers that pick their own threads run without them
+HARNESS_ENV = set()
+
+
 def have(package):
     from svmtool.errors import installed
 

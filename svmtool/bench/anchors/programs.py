@@ -13,6 +13,13 @@ the harness's one convention and the test accuracy.
   pays; the timed runs then load that cache, as every later run does (and Python's bytecode
   of svmtool's modules, which the warm-up writes if missing, even under
   ``PYTHONDONTWRITEBYTECODE``);
+* multi-core LIBLINEAR (PyPI's ``liblinear-multicore``, ``-m`` threads) as one Python
+  process that reads the text file and trains (:mod:`svmtool.bench.anchors.liblinear_mc_child`),
+  under the interpreter named by ``SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON`` (a venv of its own: its
+  top-level module ``liblinear`` is also liblinear-official's);
+* scikit-learn's ``SVC`` and scikit-learn-intelex's as one Python process each that reads the
+  text file, fits and writes a LIBSVM model (:mod:`svmtool.bench.anchors.svc_child`); the
+  latter under ``SVMTOOL_BENCH_SKLEARNEX_PYTHON`` when set (a venv of its own), else here;
 * any command given as a template (``svmtool bench --external``).
 
 Wall time is the child's, start to exit.  Peak memory is not measured for commands: a child's
@@ -30,8 +37,8 @@ import time
 
 import numpy as np
 
-from svmtool.bench.anchors.base import (REGRESSION_GROUPS, Evaluation, Runner, kernel_terms,
-                                        linear_evaluation, spec_group)
+from svmtool.bench.anchors.base import (HARNESS_ENV, REGRESSION_GROUPS, Evaluation, Runner,
+                                        kernel_terms, linear_evaluation, spec_group)
 
 PROGRAMS = ("liblinear-train", "svm-train", "svmocas", "svm_perf_learn")
 
@@ -115,7 +122,8 @@ class CommandRunner(Runner):
     time_from_outside = True
 
     def __init__(self, name, argv, group, model_kind=None, default_eps=None, counterpart=None,
-                 env=None, fresh_numba_cache=False, source="anchor", iterations=None):
+                 env=None, fresh_numba_cache=False, source="anchor", iterations=None,
+                 own_threads=False):
         self.name = name
         self.argv = list(argv)
         self.group = group
@@ -126,6 +134,9 @@ class CommandRunner(Runner):
         self.fresh_numba_cache = fresh_numba_cache
         self.source = source
         self.iterations = iterations or count_liblinear_iterations
+        # own_threads: without the variables the harness set (OMP_NUM_THREADS=1 for its
+        # in-process anchors), so that a peer runs with its own default threads
+        self.own_threads = own_threads
         self.solver = counterpart if source == "svmtool" else None
 
     def describe(self):
@@ -136,7 +147,7 @@ class CommandRunner(Runner):
                  for w in words]
         if words and words[0].startswith("python") and words[1:3] == ["-m", "svmtool"]:
             words[:3] = ["svmtool"]
-        return " ".join(words)
+        return " ".join(words).replace("{eps_opt}", " [-e {eps}]")
 
     def prepare(self, data):
         tmp = tempfile.mkdtemp(prefix="svmtool-bench-")
@@ -156,7 +167,8 @@ class CommandRunner(Runner):
                 "c": repr(float(C)), "perf_c": repr(float(C) * state["n"] / 100.0),
                 "eps": repr(float(e)) if e is not None else "",
                 "eps_percent": repr(100.0 * float(e)) if e is not None else "",
-                "n": str(state["n"]), "bias": repr(float(b)), "ocas_bias": repr(max(0.0, b))}
+                "n": str(state["n"]), "bias": repr(float(b)), "ocas_bias": repr(max(0.0, b)),
+                "eps_opt": f" -e {float(eps)!r}" if eps is not None else ""}
 
     def command(self, state, C, eps):
         f = self._fields(state, C, eps)
@@ -172,8 +184,11 @@ class CommandRunner(Runner):
     def fit(self, state, C, eps, cap=None, callback=None):
         argv = self.command(state, C, eps)
         env = None
-        if self.env or self.fresh_numba_cache:
+        if self.env or self.fresh_numba_cache or self.own_threads:
             env = dict(os.environ, **(self.env or {}))
+            if self.own_threads:
+                for key in HARNESS_ENV:
+                    env.pop(key, None)
             if self.fresh_numba_cache:
                 # the first run (the harness's warm-up) compiles into an empty cache of its own
                 env["NUMBA_CACHE_DIR"] = os.path.join(state["tmp"], "numba-cache")
@@ -387,6 +402,181 @@ def program_runners(against, groups, kernel_opts, data_labels, notes):
     return out
 
 
+# multi-core LIBLINEAR: the interpreter that has it, its threads, the -s numbers it runs in parallel
+LIBLINEAR_MC_ENV = "SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON"
+LIBLINEAR_MC_THREADS = 2
+LIBLINEAR_MC_SOLVERS = (0, 1, 2, 3, 5, 6, 11)
+# the probe: multi-core LIBLINEAR imports and takes -m (liblinear-official's parser refuses it);
+# prints the reader of the child and the package's version
+_PROBE = ("import importlib.util as u, importlib.metadata as m, liblinear.liblinearutil as l; "
+          "l.parameter('-s 0 -m 2'); "
+          "print('sklearn' if u.find_spec('sklearn') else 'liblinear', "
+          "m.version('liblinear-multicore'))")
+
+
+def liblinear_mc_python(notes=None):
+    """(interpreter, reader, version) of multi-core LIBLINEAR: the python named by
+    ``$SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON`` if its ``liblinear`` takes ``-m``, with the reader its
+    child uses (scikit-learn's where that venv has it, else LIBLINEAR's own) and the version of
+    liblinear-multicore; None, with one line in ``notes`` saying why, otherwise."""
+    notes = notes if notes is not None else []
+    py = os.environ.get(LIBLINEAR_MC_ENV, "").strip()
+    if not py:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} is not set (the python of a "
+                     f"venv of its own with `pip install liblinear-multicore scikit-learn`: its "
+                     f"module `liblinear` clashes with liblinear-official's)")
+        return None
+    exe = shutil.which(py)
+    if exe is None:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} names no program")
+        return None
+    try:
+        out = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        notes.append(f"liblinear-mc skipped: ${LIBLINEAR_MC_ENV} does not run ({e})")
+        return None
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["?"])[-1]
+        notes.append(f"liblinear-mc skipped: the python of ${LIBLINEAR_MC_ENV} has no "
+                     f"multi-core LIBLINEAR ({last}; pip install liblinear-multicore there)")
+        return None
+    reader, version = (out.stdout.split() + ["liblinear", "?"])[:2]
+    return exe, reader, version
+
+
+def liblinear_mc_runners(groups, notes, threads=LIBLINEAR_MC_THREADS):
+    """One ``liblinear-mc -s N -m threads`` runner per parallel LIBLINEAR solver whose problem is
+    one of ``groups`` (none, with a note, when the interpreter is not there)."""
+    from svmtool.solvers import REGISTRY
+
+    found = liblinear_mc_python(notes)
+    if found is None:
+        return []
+    exe, reader, version = found
+    notes.append(f"liblinear-mc: liblinear-multicore {version} under "
+                 f"${LIBLINEAR_MC_ENV}, reading with "
+                 + ("scikit-learn's load_svmlight_file" if reader == "sklearn"
+                    else "its own svm_read_problem"))
+    child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "liblinear_mc_child.py")
+    out = []
+    for s in LIBLINEAR_MC_SOLVERS:
+        spec = REGISTRY.get(str(s))
+        if spec is None or spec_group(spec) not in groups:
+            continue
+        # LIBLINEAR's options as one word; -e only when the bench run sets eps
+        opts = f"-s {s} -c {{c}} -m {int(threads)} -B {{bias}}"
+        out.append(CommandRunner(
+            f"liblinear-mc -s {s} -m {int(threads)}",
+            [exe, child, reader, opts + "{eps_opt}", "{train}", "{model}"],
+            spec_group(spec), model_kind="svmtool", default_eps=spec.default_eps,
+            counterpart=spec.name, own_threads=True))
+    return out
+
+
+# scikit-learn's SVC and scikit-learn-intelex's as whole Python commands (svc_child.py);
+# sklearnex may live in a venv of its own (it brings TBB, which numba could pick up as its
+# threading layer in svmtool's venv)
+SKLEARNEX_ENV = "SVMTOOL_BENCH_SKLEARNEX_PYTHON"
+_SVC_KERNELS = {0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}
+
+
+class SvcCommand(CommandRunner):
+    """``python svc_child.py [--dense] MODULE PARAMS TRAIN MODEL``: read the text file with
+    ``load_svmlight_file``, fit ``MODULE.SVC`` (to a dense copy with ``dense``), write a LIBSVM
+    model (read back here for the objective, nSV and the test accuracy), timed from outside,
+    start to exit."""
+
+    def __init__(self, name, exe, module, kernel_opts, dense=False):
+        child = os.path.join(os.path.dirname(os.path.abspath(__file__)), "svc_child.py")
+        super().__init__(name, [exe, child] + (["--dense"] if dense else [])
+                         + [module, "{svc_params}", "{train}", "{model}"],
+                         "kernel", model_kind="svmtool", default_eps=1e-3,
+                         iterations=_child_iterations, own_threads=True)
+        self.kernel_opts = dict(kernel_opts)
+
+    def describe(self):
+        k = self.kernel_opts
+        return (super().describe().replace("{svc_params}", "'{SVC arguments}'")
+                + f" (SVC(C={{c}}, kernel={_SVC_KERNELS[k.get('kernel_type', 2)]!r}, "
+                f"gamma={float(k['gamma']):g}, tol={{eps}}, cache_size="
+                f"{float(k.get('cache_mb', 100.0)):g}))")
+
+    def _fields(self, state, C, eps):
+        import json
+
+        f = super()._fields(state, C, eps)
+        k = self.kernel_opts
+        f["svc_params"] = json.dumps({
+            "C": float(C), "kernel": _SVC_KERNELS[k.get("kernel_type", 2)],
+            "gamma": float(k["gamma"]), "degree": int(k.get("degree", 3)),
+            "coef0": float(k.get("coef0", 0.0)),
+            "tol": float(eps if eps is not None else self.default_eps),
+            "cache_size": float(k.get("cache_mb", 100.0)), "shrinking": True})
+        return f
+
+
+def _child_iterations(text):
+    m = re.findall(r"^iterations (\d+)", text, flags=re.M)
+    return int(m[-1]) if m else None
+
+
+SVC_ANCHORS = ("sklearn-svc", "sklearn-svc-dense", "sklearnex", "sklearnex-dense")
+
+
+def svc_runners(against, groups, kernel_opts, data_labels, notes):
+    """``sklearn-svc`` (this interpreter) and ``sklearnex`` ($SVMTOOL_BENCH_SKLEARNEX_PYTHON, else
+    this interpreter when sklearnex imports here) as whole commands, for a binary kernel problem,
+    on the reader's CSR matrix or (``-dense``) a dense copy; a peer that is not there is left
+    out with one line saying why."""
+    if "kernel" not in groups:
+        return []
+    wanted = [a for a in SVC_ANCHORS if a in against]
+    if wanted and len(np.unique(data_labels)) != 2:
+        notes.append(f"{', '.join(wanted)} skipped: the SVC commands train two classes")
+        return []
+    out = []
+    if "sklearn-svc" in against or "sklearn-svc-dense" in against:
+        found = _probe(sys.executable, "sklearn.svm", "scikit-learn")
+        if isinstance(found, str):
+            notes.append(f"sklearn-svc skipped: scikit-learn {found}")
+        else:
+            for dense in (False, True):
+                if "sklearn-svc" + ("-dense" if dense else "") in against:
+                    out.append(SvcCommand("sklearn SVC command" + (", dense" if dense else ""),
+                                          sys.executable, "sklearn.svm", kernel_opts, dense))
+    if "sklearnex" in against or "sklearnex-dense" in against:
+        py = os.environ.get(SKLEARNEX_ENV, "").strip()
+        exe = shutil.which(py) if py else sys.executable
+        where = f"under ${SKLEARNEX_ENV}" if py else "here"
+        found = (_probe(exe, "sklearnex.svm", "scikit-learn-intelex") if exe
+                 else "names no program")
+        if isinstance(found, str):
+            hint = "" if py else (f"; pip install scikit-learn-intelex, or name the python of "
+                                  f"a venv that has it in ${SKLEARNEX_ENV}")
+            notes.append(f"sklearnex skipped: scikit-learn-intelex {found} {where}{hint}")
+        else:
+            notes.append(f"sklearnex: scikit-learn-intelex {found[0]} {where}, oneDAL's "
+                         f"threads (all cores by default)")
+            for dense in (False, True):
+                if "sklearnex" + ("-dense" if dense else "") in against:
+                    out.append(SvcCommand("sklearnex SVC command" + (", dense" if dense else ""),
+                                          exe, "sklearnex.svm", kernel_opts, dense))
+    return out
+
+
+def _probe(exe, module, package):
+    """(version,) of ``package`` if ``module`` imports under the python ``exe``, else why not."""
+    code = (f"import importlib.metadata as m, {module}; print(m.version({package!r}))")
+    try:
+        out = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"does not run ({e})"
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["?"])[-1]
+        return f"does not import ({last})"
+    return (out.stdout.strip() or "?",)
+
+
 class ExternalCommand(CommandRunner):
     """``svmtool bench --external``: any command template (a shell line), timed from outside;
     accuracy from ``predict_template``'s predictions file (one value a line: a label, or a score
@@ -426,6 +616,8 @@ def _perf_iterations(text):
     return int(m[-1]) if m else None
 
 
-__all__ = ["ANCHOR_BIN", "PROGRAMS", "REGRESSION_GROUPS", "find_program", "set_anchor_bin", "CommandRunner", "ExternalCommand", "SvmtoolCommand",
-           "count_liblinear_iterations", "program_runners", "run_timed", "svmtool_command",
-           "variant_flags"]
+__all__ = ["ANCHOR_BIN", "LIBLINEAR_MC_ENV", "PROGRAMS", "REGRESSION_GROUPS", "SKLEARNEX_ENV",
+           "SVC_ANCHORS", "CommandRunner", "ExternalCommand", "SvcCommand", "SvmtoolCommand",
+           "count_liblinear_iterations", "find_program", "liblinear_mc_python",
+           "liblinear_mc_runners", "program_runners", "run_timed", "set_anchor_bin",
+           "svc_runners", "svmtool_command", "variant_flags"]

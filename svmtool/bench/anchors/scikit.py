@@ -1,6 +1,7 @@
 """scikit-learn anchors: ``LinearSVC`` (LIBLINEAR's dual CD inside scikit-learn, hinge and squared
 hinge), ``SGDClassifier(hinge)`` (stochastic gradient, alpha = 1 / (n C)) and ``SVC`` (LIBSVM
-inside scikit-learn) -- the tools a Python user would reach for first.
+inside scikit-learn) -- the tools a Python user would reach for first.  ``SVC`` as a whole
+Python command, and scikit-learn-intelex's, are in :mod:`svmtool.bench.anchors.programs`.
 """
 
 import warnings
@@ -84,10 +85,14 @@ def _sklearn_linear_eval(clf):
 
 
 class SklearnSVC(KernelAnchor):
+    """``sklearn.svm.SVC`` fitted to the training rows in memory (scipy CSR, as
+    ``load_svmlight_file`` gives them); its kernel cache is the bench run's ``-m`` (100 MB by
+    default, LIBSVM's)."""
+
     name = "sklearn SVC"
 
     def prepare(self, data):
-        import sklearn.svm  # noqa: F401
+        import sklearn.svm  # noqa: F401  (the import is not part of the warm-up)
 
         return data
 
@@ -95,10 +100,11 @@ class SklearnSVC(KernelAnchor):
         from sklearn.svm import SVC
 
         k = self.kernel_opts
-        clf = SVC(C=C, kernel={0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}[k["kernel_type"]],
-                  gamma=k["gamma"], degree=k.get("degree", 3), coef0=k.get("coef0", 0.0),
-                  tol=self.tolerance(eps, cap),
-                  cache_size=100, shrinking=True)
+        clf = SVC(
+            C=C, kernel={0: "linear", 1: "poly", 2: "rbf", 3: "sigmoid"}[k["kernel_type"]],
+            gamma=k["gamma"], degree=k.get("degree", 3), coef0=k.get("coef0", 0.0),
+            tol=self.tolerance(eps, cap), cache_size=float(k.get("cache_mb", 100.0)),
+            shrinking=True)
         clf.fit(state.X, state.y)
         return clf
 
@@ -108,7 +114,9 @@ class SklearnSVC(KernelAnchor):
         if len(clf.classes_) == 2:
             dec = clf.decision_function(data.X)
             # sklearn: positive class is classes_[1]; dual_coef_ = y_i alpha_i with that sign
-            ev.kernel = {"dec": dec, "pos": float(clf.classes_[1]), "coef": clf.dual_coef_[0],
+            coef = clf.dual_coef_       # a sparse matrix after a fit to sparse rows
+            coef = np.asarray(coef.toarray() if hasattr(coef, "toarray") else coef)[0]
+            ev.kernel = {"dec": dec, "pos": float(clf.classes_[1]), "coef": coef,
                          "f_sv": dec[clf.support_], "offset": float(clf.intercept_[0])}
         if data.test is not None:
             ev.test_pred = clf.predict(data.Xt_raw)

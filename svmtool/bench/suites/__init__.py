@@ -3,8 +3,9 @@
 registry.py  Suite, Case, Where (data folder), the registry, name selection
 linear.py    linear, c-sweep (default); dcd, newton, cutting-plane, line-search, ordinal,
              warm-start
-kernel.py    kernel (default); dcsvm, kernel-bias
-programs.py  end-to-end (default): svmtool train against the C programs, whole commands
+kernel.py    kernel (default); dcsvm, kernel-bias, kernel-peers
+programs.py  end-to-end (default): svmtool train against the C programs, whole commands;
+             dcsvm-e2e, c-programs (also against multi-core LIBLINEAR)
 reading.py   io (default), io-all: reading and writing throughput
 studies.py   param-search, ocas-split, dcsvm-levels, predict: tables of their own
              (svmtool.bench.studies), each case a ``Case(table=...)``

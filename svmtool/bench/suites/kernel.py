@@ -1,5 +1,7 @@
 """The kernel suites: the exact kernel solver and DC-SVM against LIBSVM (in process), DC-SVM's
-early-prediction model, and the kernel-bias study behind the kernel solvers' default -B 1.
+early-prediction model, the kernel-bias study behind the kernel solvers' default -B 1, and the
+exact C-SVC peers (svmtool's LIBSVM-compatible solver against svm-train, scikit-learn's SVC and
+scikit-learn-intelex's).
 
 RBF kernel throughout.  svmtool's kernel rows run without the bias (-B -1) unless the variant
 says -B 1: LIBSVM's and SVC's unregularised offset b is one more free variable, so their
@@ -100,3 +102,54 @@ register(Suite(
     "train, the rest test.",
     _bias_cases,
     replaces="benchmarks/kernel_bias.py"))
+
+
+# the exact C-SVC problem of the peers: RBF, gamma = 2, C = 32, a kernel cache of 1000 MB
+PEER_KERNEL = dict(gamma=2.0, Cs=[32.0], cache_mb=1000.0)
+PEER_ROWS = 10000
+
+
+def _peer_cases(w):
+    out = []
+    for name, tr, te, opts in w.sets(["ijcnn1"], fallback=("heart",)):
+        kw = dict(opts)
+        sizes = [(f"{name} C-SVC peers", None)]
+        if name == "ijcnn1":
+            kw.update(PEER_KERNEL)
+            sizes = [(f"ijcnn1 C-SVC peers, first {PEER_ROWS} rows", PEER_ROWS),
+                     ("ijcnn1 C-SVC peers, all rows", None)]
+        for title, head in sizes:
+            out.append(Case(title, BenchConfig(
+                train=tr, test=te, name=title, solvers=["c_svc"], head=head, end_to_end=True,
+                against=["svm-train", "sklearn-svc", "sklearn-svc-dense", "sklearnex",
+                         "sklearnex-dense"], trace=False, memory=False,
+                interleave=True, **kw)))
+    return out
+
+
+register(Suite(
+    "kernel-peers",
+    "exact C-SVC, whole commands: svmtool train -s c_svc against svm-train, scikit-learn's SVC "
+    "and scikit-learn-intelex's SVC (optional), ijcnn1 10,000 rows and all",
+    "Issue 40's exact kernel peers, all on LIBSVM's C-SVC problem (its unregularised offset b; "
+    "RBF, gamma = 2, C = 32, eps 0.001, a 1000 MB kernel cache) on the first 10,000 rows of "
+    "ijcnn1 and on all 49,990, tested on ijcnn1.t.  Every row times a whole command on the "
+    "same text file, from outside, start to exit (start-up, reading, training, writing the "
+    "model): `svmtool train -s c_svc -c 32 -t 2 -g 2 -m 1000 -B -1` (svmtool's "
+    "LIBSVM-compatible SMO, no kernel bias; from 5,000 variables on it works on batched "
+    "working sets, svmtool/solvers/kernel/bsmo.py; `svmtool svm-train` runs the same solver), "
+    "LIBSVM's `svm-train -c 32 -g 2 -m 1000`, and for scikit-learn's `SVC(C=32, gamma=2, "
+    "cache_size=1000)` and scikit-learn-intelex's (`sklearnex.svm.SVC`, oneDAL, its own "
+    "threads: all cores) a Python process that imports it, reads the file with "
+    "`load_svmlight_file`, fits and writes the model in LIBSVM's format "
+    "(svmtool/bench/anchors/svc_child.py), fitting the reader's scipy CSR matrix as it comes "
+    "or (`, dense` rows) a dense numpy copy made in that process (ijcnn1 has 22 features; "
+    "CPU against wall seconds shows the cores each used).  sklearnex is optional: it runs "
+    "under the python named by the environment variable `SVMTOOL_BENCH_SKLEARNEX_PYTHON` (a "
+    "venv of its own: the TBB it brings could become numba's threading layer in svmtool's), "
+    "else under svmtool's "
+    "when it imports there; otherwise its row is left out with one line saying why.  One "
+    "warm-up run of each, then interleaved rounds (medians); CPU seconds are the child's, all "
+    "threads.  Each model file is read back here: the objective (LIBSVM's problem, the same "
+    "for all rows), nSV (listed under the table) and the test accuracy are computed alike.",
+    _peer_cases))

@@ -106,18 +106,41 @@ def _c_program_cases(w):
             Cs=[1.0], end_to_end=True, against=[], trace=False,
             variants=[Variant("cp", "cp --perf-e 0.1", {"cp.perf_eps": 0.1})],
             repeat=5, interleave=True, **perf, **opts)))
+    # multi-core LIBLINEAR (-m 2) against svmtool train --threads 2 and 1, -s 0, 1, 2 (the
+    # two-thread run first: the time ratios pair the anchor with it)
+    threads = [Variant(str(s), f"{s} --threads {t}", {"threads": t})
+               for s in MULTICORE_SOLVERS for t in (2, 1)]
+    for name, tr, te, opts in w.sets(["news20", "a9a"]):
+        out.append(Case(f"{name} multi-core LIBLINEAR end to end", BenchConfig(
+            train=tr, test=te, name=f"{name} multi-core LIBLINEAR end to end", Cs=[1.0],
+            end_to_end=True, variants=threads, against=["liblinear-mc"], trace=False,
+            interleave=True, **opts)))
     return out
+
+
+MULTICORE_SOLVERS = (0, 1, 2)       # LIBLINEAR's -s of the multi-core rows
 
 
 register(Suite(
     "c-programs",
-    "OCAS against svmocas (news20, 1-10 vs 11-20) and cp against svm_perf_learn (a9a), whole "
-    "commands",
+    "OCAS against svmocas (news20, 1-10 vs 11-20), cp against svm_perf_learn (a9a), -s 0, 1, 2 "
+    "against multi-core LIBLINEAR (news20, a9a), whole commands",
     "Issue 30's rows against the two single-threaded C programs of the cutting-plane family, "
     "whole commands on the same text file, timed from outside, one warm-up run of each and "
     "five interleaved rounds (medians): `svmtool train -s ocas -c 1 -e 0.001` against "
     "`svmocas -c 1 -b 0 -r 0.001` on news20 with the classes 1-10 as +1 and 11-20 as -1 "
     "(built in --out/data), and `svmtool train -s cp -c 1 --perf-e 0.1` (SVMperf's stopping "
     "rule) against `svm_perf_learn -c 325.61 -e 0.1 --b 0` (its default algorithm) on a9a "
-    "(SVMperf's C is C n / 100), compared at the objective each reaches.",
+    "(SVMperf's C is C n / 100), compared at the objective each reaches.  Issue 40's "
+    "multi-core rows, on news20 (20 classes) and a9a: `svmtool train -s N -c 1 --threads T` "
+    "(T = 1, 2) for N = 0, 1, 2, against multi-core LIBLINEAR (PyPI's liblinear-multicore, "
+    "`-s N -c 1 -m 2`) as one Python process that reads the same text file (scikit-learn's "
+    "`load_svmlight_file` where its venv has scikit-learn, else the package's own "
+    "`svm_read_problem`), trains and saves the model (svmtool/bench/anchors/"
+    "liblinear_mc_child.py), each timed from outside, start to exit, three interleaved rounds "
+    "after one warm-up run.  That package's module `liblinear` clashes with liblinear-official's, "
+    "so it lives in a venv of its own, named by the environment variable "
+    "`SVMTOOL_BENCH_LIBLINEAR_MC_PYTHON` (that venv's python, e.g. after `python3 -m venv "
+    "VENV; VENV/bin/pip install liblinear-multicore scikit-learn`); unset or without the "
+    "package, its rows are left out with one line saying why.",
     _c_program_cases))
