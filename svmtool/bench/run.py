@@ -121,8 +121,8 @@ def run_one(cfg: BenchConfig, log=None):
         if r.time_from_outside:
             notes.append(f"`{r.name}` ran `{r.describe()}` (timed from outside, start to exit)")
     if any(getattr(r, "own_threads", False) for r in runners):
-        notes.append("the Python peers (SVC commands, liblinear-mc) run without the bench's "
-                     "OMP_NUM_THREADS, with their own default threads")
+        notes.append("svmtool's commands and the Python peers (SVC commands, liblinear-mc) "
+                     "run without the bench's OMP_NUM_THREADS, with their own default threads")
     notes.append(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} for the OpenMP builds "
                  f"of LIBSVM/LIBLINEAR; svmtool threads: {cfg.threads or 'all cores'}")
     result = {"machine": harness.machine_info(), "config": _config_json(cfg),

@@ -135,8 +135,9 @@ class CommandRunner(Runner):
         self.source = source
         self.iterations = iterations or count_liblinear_iterations
         # own_threads: without the variables the harness set (OMP_NUM_THREADS=1 for its
-        # in-process anchors), so that a peer runs with its own default threads
-        self.own_threads = own_threads
+        # in-process anchors), so that a peer runs with its own default threads; svmtool's own
+        # commands always (a user's svmtool has its BLAS threads: the bulk kernel rows use them)
+        self.own_threads = own_threads or source == "svmtool"
         self.solver = counterpart if source == "svmtool" else None
 
     def describe(self):
