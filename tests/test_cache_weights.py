@@ -214,14 +214,17 @@ def test_svm_scale_keeps_cost_tokens(weighted, tmp_path):
     assert load_cache(tmp_path / "s.cache").weights.tobytes() == weighted.weights.tobytes()
 
 
-def test_out_of_core_and_dask_refuse_a_weighted_cache(weighted, tmp_path):
-    """Out of core (but for the dual CD and Newton solvers: tests/test_weights_out_of_core.py)
-    and dask do not carry weights yet: one line, exit 2, no model (never a silently unweighted
-    model)."""
+def test_out_of_core_and_dask_train_on_a_weighted_cache(weighted, tmp_path):
+    """Out of core and on dask the cache's weights are honoured (their optima:
+    tests/test_weights_out_of_core.py, tests/test_weights_dask.py): exit 0, and a model other
+    than the one of the same rows without weights (never a silently unweighted model)."""
     save_cache(weighted, tmp_path / "w.cache")
+    plain = weighted.take_rows(np.arange(weighted.n_rows))
+    plain.weights = None
+    save_cache(plain, tmp_path / "p.cache")
     for args in (["-s", "cp", "--out-of-core"], ["-s", "2", "--dask", "local:1"]):
-        r = run_cli("train", *args, tmp_path / "w.cache", tmp_path / "m", "-q")
-        assert r.returncode == 2, r.stderr
-        err = r.stderr.decode()
-        assert err.count("\n") == 1 and "instance weights" in err, err
-        assert not (tmp_path / "m").exists()
+        for name in ("w", "p"):
+            r = run_cli("train", *args, tmp_path / f"{name}.cache", tmp_path / f"{name}.model",
+                        "-q")
+            assert r.returncode == 0 and r.stdout == b"", (args, r.stderr)
+        assert (tmp_path / "w.model").read_bytes() != (tmp_path / "p.model").read_bytes(), args

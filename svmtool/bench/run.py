@@ -117,14 +117,7 @@ def run_one(cfg: BenchConfig, log=None):
         block["scaling"] = harness.run_scaling(data, runners, Cs[0], epss[0],
                                                repeat=max(1, min(cfg.repeat, 3)), log=log)
     blocks.append(block)
-    for r in runners:
-        if r.time_from_outside:
-            notes.append(f"`{r.name}` ran `{r.describe()}` (timed from outside, start to exit)")
-    if any(getattr(r, "own_threads", False) for r in runners):
-        notes.append("svmtool's commands and the Python peers (SVC commands, liblinear-mc) "
-                     "run without the bench's OMP_NUM_THREADS, with their own default threads")
-    notes.append(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} for the OpenMP builds "
-                 f"of LIBSVM/LIBLINEAR; svmtool threads: {cfg.threads or 'all cores'}")
+    notes += _command_notes(runners, cfg)
     result = {"machine": harness.machine_info(), "config": _config_json(cfg),
               "blocks": blocks, "notes": notes,
               "parse": data.parse}
@@ -135,6 +128,18 @@ def run_one(cfg: BenchConfig, log=None):
         result["io_data"], result["io"] = iobench.run(files, repeats=max(1, cfg.repeat),
                                                       memory="none", write=False, jit=False)
     return result
+
+
+def _command_notes(runners, cfg):
+    """The notes under a block: each command as it ran, and the threads of each kind."""
+    notes = [f"`{r.name}` ran `{r.describe()}` (timed from outside, start to exit)"
+             for r in runners if r.time_from_outside]
+    if any(getattr(r, "own_threads", False) for r in runners):
+        notes.append("svmtool's commands and the Python peers (SVC commands, liblinear-mc) "
+                     "run without the bench's OMP_NUM_THREADS, with their own default threads")
+    notes.append(f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} for the OpenMP builds "
+                 f"of LIBSVM/LIBLINEAR; svmtool threads: {cfg.threads or 'all cores'}")
+    return notes
 
 
 def _config_json(cfg):
