@@ -15,15 +15,15 @@ import pytest
 from click.testing import CliRunner
 
 from svmtool.bench.anchors import build_runners, expand_against, kernel_defaults
-from svmtool.bench.anchors import programs
+from svmtool.bench.anchors import peers, programs
 from svmtool.bench.data import bundled
 from svmtool.bench.suites import SUITES, Where
 from svmtool.cli import cli
 from svmtool.solvers import get_spec
 
 HEART = Path(bundled("heart_scale"))
-MC = programs.LIBLINEAR_MC_ENV
-SKLX = programs.SKLEARNEX_ENV
+MC = peers.LIBLINEAR_MC_ENV
+SKLX = peers.SKLEARNEX_ENV
 
 
 def _ijcnn1_folder(tmp_path):
@@ -83,8 +83,8 @@ def _notes_of(against, kernel=True):
 
 
 def test_sklearnex_absent_is_one_line(monkeypatch, tmp_path):
-    real = programs._probe
-    monkeypatch.setattr(programs, "_probe", lambda exe, module, package: (
+    real = peers._probe
+    monkeypatch.setattr(peers, "_probe", lambda exe, module, package: (
         "does not import (ModuleNotFoundError)" if module.startswith("sklearnex")
         else real(exe, module, package)))
     monkeypatch.delenv(SKLX, raising=False)
@@ -112,16 +112,16 @@ def test_liblinear_mc_absent_is_one_line(monkeypatch, tmp_path):
 
 
 def test_liblinear_mc_runners_pair_with_svmtool_s_0_1_2(monkeypatch):
-    monkeypatch.setattr(programs, "liblinear_mc_python",
+    monkeypatch.setattr(peers, "liblinear_mc_python",
                         lambda notes=None: (sys.executable, "sklearn", "0"))
     notes = []
-    runners = programs.liblinear_mc_runners({"logistic", "squared_hinge"}, notes)
+    runners = peers.liblinear_mc_runners({"logistic", "squared_hinge"}, notes)
     assert {r.name: r.counterpart for r in runners} == {
         "liblinear-mc -s 0 -m 2": "lr", "liblinear-mc -s 1 -m 2": "dcd-l2",
         "liblinear-mc -s 2 -m 2": "newton"}
     state = {"tmp": "/t", "train": "/d/train", "test": "", "n": 10, "bias": -1.0}
     argv = runners[0].command(state, 1.0, None)
-    assert argv[1:] == [str(Path(programs.__file__).with_name("liblinear_mc_child.py")),
+    assert argv[1:] == [str(Path(peers.__file__).with_name("liblinear_mc_child.py")),
                         "sklearn", "-s 0 -c 1.0 -m 2 -B -1.0", "/d/train", "/t/model"]
     assert runners[0].command(state, 1.0, 0.01)[3].endswith(" -e 0.01")
 
@@ -138,7 +138,7 @@ def test_the_multi_core_child_trains_liblinears_problem(tmp_path, reader):
     from svmtool.io.model_io import load_model
     from svmtool.params import TrainParams
 
-    child = Path(programs.__file__).with_name("liblinear_mc_child.py")
+    child = Path(peers.__file__).with_name("liblinear_mc_child.py")
     model = tmp_path / "model"
     out = subprocess.run([sys.executable, str(child), reader, "-s 2 -c 1 -e 1e-6", str(HEART),
                           str(model)], capture_output=True, text=True)
@@ -204,4 +204,4 @@ def test_peers_run_without_the_benchs_omp_threads(monkeypatch, tmp_path):
     programs.CommandRunner("kept", child("1"), "kernel").fit(state, 1.0, None)
     with pytest.raises(RuntimeError, match="command failed"):
         programs.CommandRunner("kept", child(None), "kernel").fit(state, 1.0, None)
-    assert programs.SvcCommand("x", sys.executable, "sklearn.svm", {"gamma": 1.0}).own_threads
+    assert peers.SvcCommand("x", sys.executable, "sklearn.svm", {"gamma": 1.0}).own_threads

@@ -22,9 +22,10 @@ from svmtool.bench.anchors.liblinear_lib import LiblinearRunner
 from svmtool.bench.anchors.libsvm_lib import LibsvmRunner
 from svmtool.bench.anchors.ours import (SvmtoolRunner, Variant, registry_specs,
                                         select_solvers)
-from svmtool.bench.anchors.programs import (PROGRAMS, SVC_ANCHORS, CommandRunner,
-                                            ExternalCommand, SvcCommand, SvmtoolCommand,
-                                            liblinear_mc_runners, program_runners, svc_runners)
+from svmtool.bench.anchors.peers import (SVC_ANCHORS, SvcCommand, liblinear_mc_runners,
+                                         svc_runners)
+from svmtool.bench.anchors.programs import (PROGRAMS, CommandRunner, ExternalCommand,
+                                            SvmtoolCommand, program_runners)
 from svmtool.bench.anchors.scikit import SklearnLinearSVC, SklearnSGD, SklearnSVC
 
 # what --against accepts: the in-process anchors, the programs (also by the names of the C
