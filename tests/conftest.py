@@ -140,3 +140,18 @@ def svmlight_programs():
             pytest.skip(why)
         found.append(path)
     return found
+
+
+def local_cluster(n_workers=2, quiet="ERROR", **config):
+    """A dask.distributed LocalCluster of ``n_workers`` one-thread worker processes on
+    loopback, logging at ``quiet`` and above, with the dask ``config`` set while it starts (the
+    dask tests' cluster; the caller closes it)."""
+    import logging
+
+    import dask
+    import distributed
+
+    with dask.config.set(config):
+        return distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                        processes=True, host="127.0.0.1", dashboard_address=":0",
+                                        silence_logs=getattr(logging, quiet))

@@ -13,7 +13,7 @@ import signal
 import numpy as np
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, local_cluster, run_cli
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed "
                                                         "(pip install 'svmtool[dask]')")
@@ -27,11 +27,7 @@ from svmtool.problem import Problem  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cluster():
-    import logging
-
-    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=":0",
-                                 silence_logs=logging.ERROR)
+    c = local_cluster()
     yield c
     c.close()
 
@@ -189,12 +185,8 @@ def test_killed_worker_same_model(cluster, caches):
 
 
 def test_lost_cluster_is_one_clear_error(caches, tmp_path):
-    import logging
-
     prob = load_data(caches["a9a"])
-    c = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=":0",
-                                 silence_logs=logging.CRITICAL)
+    c = local_cluster(n_workers=1, quiet="CRITICAL")
 
     def stop(cls, it, info):
         if it == 1:

@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import DATA, run_cli, shared_file, write_svmlight
+from conftest import DATA, local_cluster, run_cli, shared_file, write_svmlight
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed "
                                                         "(pip install 'svmtool[dask]')")
@@ -26,14 +26,7 @@ from svmtool.problem import Problem  # noqa: E402
 
 
 def _local_cluster(**config):
-    import logging
-
-    import dask
-
-    with dask.config.set(config):
-        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                        host="127.0.0.1", dashboard_address=":0",
-                                        silence_logs=logging.CRITICAL)
+    return local_cluster(quiet="CRITICAL", **config)
 
 
 @pytest.fixture(scope="module")

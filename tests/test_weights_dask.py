@@ -10,7 +10,7 @@ here with numpy; the unweighted optimum is another one, so a run that dropped th
 import numpy as np
 import pytest
 
-from conftest import DATA, run_cli
+from conftest import DATA, local_cluster, run_cli
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed "
                                                         "(pip install 'svmtool[dask]')")
@@ -24,11 +24,7 @@ C = 1.0
 
 @pytest.fixture(scope="module")
 def cluster():
-    import logging
-
-    c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                 host="127.0.0.1", dashboard_address=":0",
-                                 silence_logs=logging.ERROR)
+    c = local_cluster()
     yield c
     c.close()
 
