@@ -102,6 +102,17 @@ CLASSIFIERS = [
 ]
 
 
+def finish_options(est, prob):
+    """The command line's options of the fit the estimator kept: on these small problems the
+    exact finish (tol 1e-10 and its iteration cap) when the solver reached it."""
+    from svmtool.sklearn._base import FINISH_TOL
+
+    if not est.exact_finish_:
+        return []
+    cap = est._finish_max_iter(prob)
+    return ["-e", repr(FINISH_TOL)] + ([] if cap is None else ["--max-iter", str(cap)])
+
+
 CASES = [(make, options, data) for make, options, heart in CLASSIFIERS
          for data in (("heart", "multi") if heart else ("multi",))]
 
@@ -113,7 +124,7 @@ def test_classifier_equals_the_command_line(make, options, data, multi_file, tmp
     prob = svmtool.load_data(str(path))
     est = make().fit(prob.X, prob.y)
     model = tmp_path / "cli.model"
-    r = run_cli("train", "-q", *options.split(), path, model)
+    r = run_cli("train", "-q", *options.split(), *finish_options(est, prob), path, model)
     assert r.returncode == 0, r.stderr.decode()
     kernel = isinstance(est, (S.SVC, S.DCSVC))
     want = in_sklearn_layout(cli_decision(path, model, "-"),
@@ -159,7 +170,7 @@ def test_one_problem_estimators_equal_the_command_line(make, options, data, mult
     else:
         est.fit(prob.X, prob.y)
     model = tmp_path / "cli.model"
-    r = run_cli("train", "-q", *options.split(), path, model)
+    r = run_cli("train", "-q", *options.split(), *finish_options(est, prob), path, model)
     assert r.returncode == 0, r.stderr.decode()
     got = est.decision_function(prob.X) if hasattr(est, "decision_function") else \
         est.predict(prob.X)

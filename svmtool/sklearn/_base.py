@@ -40,6 +40,11 @@ from svmtool.labels import class_labels
 from svmtool.params import OPTIONS, Bound, OneOf, render, sklearn_name
 from svmtool.problem import Problem
 
+# problems of at most FINISH_ROWS rows are solved to FINISH_TOL when the solver gets there
+# within its iteration budget (SvmtoolEstimator._exact_finish), whatever the estimator's tol
+FINISH_ROWS = 2000
+FINISH_TOL = 1e-10
+
 # save(format=...): the formats a model kind can be written in, and what api.save_model calls them
 MODEL_FORMATS = {
     "LinearModel": {"liblinear": None, "svmlight": "svmlight", "svmperf": "svmperf"},
@@ -232,6 +237,11 @@ class SvmtoolEstimator:
     ``api.train``, warm starts, the report, model files.  Subclasses hold their parameters
     (scikit-learn's ``__init__``), ``fit`` and the decision functions."""
 
+    def _finish_max_iter(self, problem):
+        """The iteration cap of the fit to FINISH_TOL when the user set none (None: the
+        solver's own)."""
+        return None
+
     # ---- scikit-learn's contract ---------------------------------------------------------------
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -335,9 +345,38 @@ class SvmtoolEstimator:
         return init_model, None
 
     def _train(self, problem, kwargs, init_model=None):
-        with value_errors():
-            model = api.train(problem, init_model=init_model, **kwargs)
+        model = self._exact_finish(problem, kwargs, init_model)
+        self.exact_finish_ = model is not None
+        if model is None:
+            with value_errors():
+                model = api.train(problem, init_model=init_model, **kwargs)
         self._after_training(model)
+        return model
+
+    def _exact_finish(self, problem, kwargs, init_model):
+        """A small problem's solution to ``FINISH_TOL`` (None: the problem is not small, the
+        fit is out of core or on dask, or the solver did not reach that tolerance within its
+        cap, and the caller fits at ``tol``).  At ``tol`` a solver stops short of the optimum
+        at a point that depends on its path, so the same problem written differently (a row of
+        weight k or the row repeated k times, the rows shuffled) gives models about ``tol``
+        apart; at ``FINISH_TOL`` they agree to rounding.  The tight fit's warnings are raised
+        only when its model is kept."""
+        if problem.n_rows > FINISH_ROWS or kwargs.get("out_of_core") or kwargs.get("dask"):
+            return None
+        tight = dict(kwargs, eps=min(float(kwargs.get("eps", FINISH_TOL)), FINISH_TOL))
+        if "max_iter" not in kwargs and self._finish_max_iter(problem) is not None:
+            tight["max_iter"] = self._finish_max_iter(problem)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with value_errors():
+                    model = api.train(problem, init_model=init_model, **tight)
+            except ValueError:
+                return None           # the fit at tol raises it again, in the user's words
+        if any(r.get("converged") is False for r in report_classes(model)):
+            return None
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         return model
 
     def _after_training(self, model):

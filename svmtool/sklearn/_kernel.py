@@ -104,6 +104,10 @@ class KernelEstimator(SvmtoolEstimator):
 
     _svm = "c_svc"
 
+    def _finish_max_iter(self, problem):
+        # SMO steps per subproblem; LIBSVM's own cap, max(10^7, 100 l), is for a loose tol
+        return max(100_000, 50 * problem.n_rows)
+
     def _solver(self):
         return self._svm
 

@@ -42,6 +42,9 @@ def bias_of(est):
 class LinearModelMixin(SvmtoolEstimator):
     """coef_ and intercept_ read from the model's weight columns (in the order of classes_)."""
 
+    def _finish_max_iter(self, problem):
+        return 10_000        # passes; the solvers' own caps (300, 1000) are meant for their tol
+
     def _columns(self):
         return self._model.w
 
