@@ -150,6 +150,7 @@ class _OneVsRest:
         from dataclasses import replace
 
         self.spec, self.init_model, self.streaming = spec, init_model, streaming
+        self.pass_threads = None          # threads of each class's row passes (None: params')
         self.bind, self.close = (lambda s: s.load()), None
         if streaming:
             self.bind, self.close = _scale_out().bound_fit(streaming, problem, params)
@@ -195,8 +196,8 @@ class _OneVsRest:
 
     def _run(self, start_w, callback):
         n = len(self.tasks)
-        workers = 1 if self.streaming else _class_workers(self.params, self.spec, n,
-                                                          self.arrays[0])
+        workers, self.pass_threads = (1, None) if self.streaming else \
+            _class_workers(self.params, self.spec, n, self.arrays[0])
         one = (lambda col: self.fit_class(col, start_w, callback))
         if workers > 1:
             # one-vs-rest classes are independent problems (each its own generator, same
@@ -224,6 +225,8 @@ class _OneVsRest:
         if start_w is not None:
             init_w = start_w[:, col] if start_w.ndim == 2 else start_w
         p = params
+        if self.pass_threads is not None:
+            p = replace(p, threads=self.pass_threads)
         if self.init_model is not None and spec.warm_start == "alpha":
             if params.dcd.warm_start != "cold" and not self.streaming:
                 # dual CD starts from an alpha derived from the old w (common.warm)
@@ -370,21 +373,29 @@ OVR_THREAD_MIN_NNZ = 50_000
 
 
 def _class_workers(params, spec, n_tasks, indptr):
-    """Threads for the one-vs-rest classes of the dual solvers (1: one after another).
+    """(threads for the one-vs-rest classes, threads for each class's row passes); (1, None):
+    the classes one after another, each with all the threads its solver takes.
 
-    Only the dual coordinate descent solvers: their classes are independent unless the LIBLINEAR
-    generator is emulated (``--liblinear-rng``: one rand() state runs through the classes in
-    order, as in LIBLINEAR's process), while the primal solvers already split each class's row
-    passes over the threads.
+    Solvers whose registry entry lists "one-vs-rest classes" among what ``--threads`` speeds
+    up: the dual and primal coordinate descent solvers and Newton.  The classes are independent
+    problems unless the LIBLINEAR generator is emulated (``--liblinear-rng``: one rand() state
+    runs through dual CD's classes in order, as in LIBLINEAR's process).  Newton's classes share
+    the threads left (``threads // workers`` each, at least 1) for their row passes, whose
+    blocks and sums do not depend on the thread count: the model is the same bits either way,
+    and a class per thread spares the passes' hand-offs and runs the CG driver's serial vector
+    work side by side.
     """
-    if n_tasks < 2 or params.liblinear_rng or not spec.reads("dcd"):
-        return 1
+    if n_tasks < 2 or "one-vs-rest classes" not in spec.threads:
+        return 1, None
+    if params.liblinear_rng and spec.reads("dcd"):
+        return 1, None
     if int(indptr[-1] - indptr[0]) < OVR_THREAD_MIN_NNZ:
-        return 1
+        return 1, None
     from svmtool.engine.local import available_cores
 
     want = available_cores() if params.threads is None else int(params.threads)
-    return max(1, min(want, n_tasks))
+    workers = max(1, min(want, n_tasks))
+    return workers, max(1, want // workers)
 
 
 # --- prediction and evaluation ------------------------------------------------------------------

@@ -606,7 +606,7 @@ def test_one_vs_rest_classes_on_threads_give_the_same_model(monkeypatch):
     for solver in ("dcd-l2", "dcd-l1"):
         one = api.train(prob, TrainParams(solver=solver, threads=1, bias=1.0))
         two = api.train(prob, TrainParams(solver=solver, threads=2, bias=1.0))
-        assert api._class_workers(TrainParams(threads=2), get_spec(solver), 4, X.indptr) == 2
+        assert api._class_workers(TrainParams(threads=2), get_spec(solver), 4, X.indptr)[0] == 2
         assert np.array_equal(one.w, two.w) and one.w.shape == (41, 4)
         assert [r["iterations"] for r in one.report["classes"]] == \
             [r["iterations"] for r in two.report["classes"]]
@@ -618,8 +618,37 @@ def test_one_vs_rest_classes_on_threads_give_the_same_model(monkeypatch):
             assert np.array_equal(two.w[:, col], alone.w)
     # LIBLINEAR's generator runs through the classes in order: never threads
     assert api._class_workers(TrainParams(threads=2, liblinear_rng=True), get_spec("dcd-l2"),
-                              4, X.indptr) == 1
-    assert api._class_workers(TrainParams(threads=2), get_spec("newton"), 4, X.indptr) == 1
+                              4, X.indptr) == (1, None)
+    # Newton: a class per thread, each class's passes on the threads left over
+    assert api._class_workers(TrainParams(threads=2), get_spec("newton"), 4, X.indptr) == (2, 1)
+    assert api._class_workers(TrainParams(threads=8), get_spec("lr"), 3, X.indptr) == (3, 2)
+    # the cutting planes split each class's passes only
+    assert api._class_workers(TrainParams(threads=2), get_spec("ocas"), 4, X.indptr) == (1, None)
+
+
+@pytest.mark.parametrize("solver", ["newton", "lr"])
+def test_newton_classes_on_threads_give_the_same_bits(solver, monkeypatch):
+    """Newton's one-vs-rest classes side by side (a class per thread) or one after another with
+    both threads in each class's passes: the same model bits and iterations."""
+    from svmtool import api
+    from svmtool.problem import Problem
+
+    rng = np.random.default_rng(8)
+    X = sp.random(4000, 300, density=0.06, format="csr", random_state=rng)   # 2 blocks
+    X.sort_indices()
+    y = rng.integers(0, 3, size=4000).astype(np.float64)
+    prob = Problem(X.indptr.astype(np.int64), X.indices, X.data, y, 300)
+    monkeypatch.setattr(api, "OVR_THREAD_MIN_NNZ", 0)
+    side = api.train(prob, TrainParams(solver=solver, threads=2, bias=1.0, eps=1e-4))
+    monkeypatch.setattr(api, "OVR_THREAD_MIN_NNZ", 10 ** 12)
+    serial = api.train(prob, TrainParams(solver=solver, threads=2, bias=1.0, eps=1e-4))
+    one = api.train(prob, TrainParams(solver=solver, threads=1, bias=1.0, eps=1e-4))
+    assert [r["threads"] for r in side.report["classes"]] == [1, 1, 1]
+    assert [r["threads"] for r in serial.report["classes"]] == [2, 2, 2]
+    for other in (serial, one):
+        assert np.array_equal(side.w, other.w)
+        assert [r["iterations"] for r in side.report["classes"]] == \
+            [r["iterations"] for r in other.report["classes"]]
 
 
 # the two engines on generated problems: shape, sparsity, scale, costs, loss, shrinking, seeds,

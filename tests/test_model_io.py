@@ -169,6 +169,29 @@ def test_weight_lines_are_percent_17g_of_every_number(w):
     assert body == ["".join("%.17g " % v for v in row) for row in w.tolist()]
 
 
+# boundaries of the jitted %.17g: the ends of its exact powers of ten, the switch between
+# fixed and exponential notation, values whose 17 digits round up to the next power of ten
+G17_EDGES = [1e-6, 9.9999999999999995e-07, 1.0000000000000002e-06, 1e-4, 9.9999999999999991e-05,
+             1e16, 9999999999999998.0, 1e17, 99999999999999984.0, 1e22, 0.1, 0.5, 1.0, 100.0,
+             12345678901234567.0, 123456789012345678.0, 2.5e-7, 5e-324, 1.7976931348623157e308,
+             2.0 ** 53, 2.0 ** 53 + 2, 0.0001234, 1e15 + 0.5, np.inf, np.nan]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2 ** 64 - 1))
+def test_weight_section_is_percent_17g_of_any_double(seed):
+    """The jitted writer against Python's own %.17g: random bit patterns (every exponent, NaN
+    and inf among them), random normal values over 30 decades, and the edges above."""
+    from svmtool.io.liblinear_model import weight_section
+
+    rng = np.random.default_rng(seed)
+    w = np.concatenate([rng.integers(0, 2 ** 64, 600, dtype=np.uint64).view(np.float64),
+                        rng.normal(size=600) * 10.0 ** rng.integers(-15, 18, 600),
+                        np.array(G17_EDGES + [-v for v in G17_EDGES] + [0.0, -0.0] * 4)])
+    w = np.tile(rng.permutation(w)[:1200].reshape(-1, 4), (4, 1))     # 4,800 numbers: jitted
+    assert weight_section(w) == "".join("%.17g " * 4 % tuple(r) + "\n" for r in w.tolist())
+
+
 def test_save_to_stdout(capsys):
     m = LinearModel("L2R_L1LOSS_SVC_DUAL", np.array([1.0, 2.0]), 1, -1, np.array([[2.0]]))
     save_model(m, "-")

@@ -29,27 +29,38 @@ def liblinear_text(model: LinearModel) -> str:
     if model.is_oneclass():
         head.append(f"rho {format_g17(model.rho)}")
     head.append("w")
-    return "\n".join(head + _weight_lines(np.asarray(model.w, dtype=np.float64))) + "\n"
+    return "\n".join(head) + "\n" + weight_section(np.asarray(model.w, dtype=np.float64))
 
 
-def _weight_lines(w):
-    """The ``w`` section's lines: each row's numbers as ``%.17g``, each followed by a space.
+# below this many numbers Python's ``%`` formats the w section in a few milliseconds, and a
+# small model is written without loading the jitted kernels (and numba where they are not
+# compiled ahead of time)
+JIT_MIN_NUMBERS = 4096
 
-    Formatting a double this way is the costly step in Python, and the models of sparse data
-    are mostly zeros (most of the weights of news20's 20-class model), so only the
-    non-zero numbers are formatted; a zero (but not -0.0, which prints as "-0") is the string
-    "0" that ``%.17g`` would give.
-    """
-    if w.size == 0:
-        return [""] * w.shape[0]
-    plain_zero = (w == 0.0) & ~np.signbit(w)
-    if not plain_zero.any():
+
+def weight_section(w):
+    """The ``w`` section: each row's numbers as ``%.17g``, each followed by a space, and a newline
+    after each row.  Large sections by the jitted kernels of :mod:`svmtool.io._g17_jit` (the
+    values they leave, outside about 1e-6 to 1e16, by Python's ``%``), small ones by Python."""
+    if w.size < JIT_MIN_NUMBERS:
         row_format = "%.17g " * w.shape[1]
-        return [row_format % tuple(r) for r in w.tolist()]
-    cells = np.full(w.shape, "0", dtype=object)
-    keep = ~plain_zero
-    cells[keep] = list(map("%.17g".__mod__, w[keep].tolist()))
-    return [" ".join(r) + " " for r in cells.tolist()]
+        return "".join(row_format % tuple(r) + "\n" for r in w.tolist())
+    from svmtool.io._format_jit import FAIL
+    from svmtool.io._g17_jit import MAX_G17_CHARS, g17_digits, write_g17_matrix
+
+    vals = np.ascontiguousarray(w).reshape(-1)
+    m = np.empty(len(vals), dtype=np.int64)
+    e = np.empty(len(vals), dtype=np.int32)
+    blob, off = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
+    if g17_digits(vals, m, e):
+        texts = ["%.17g" % v for v in vals[e == FAIL].tolist()]
+        # (a bytearray: a numpy view of bytes is read-only, another type for numba)
+        blob = np.frombuffer(bytearray("".join(texts).encode("ascii")), dtype=np.uint8)
+        off = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in texts], out=off[1:])
+    out = np.empty(len(vals) * MAX_G17_CHARS + w.shape[0] + 1, dtype=np.uint8)
+    n = write_g17_matrix(vals, w.shape[0], w.shape[1], m, e, blob, off, out)
+    return out[:n].tobytes().decode("ascii")
 
 
 def read_liblinear(text, name):

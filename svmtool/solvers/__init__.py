@@ -175,7 +175,7 @@ register(SolverSpec(
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
     small_without_numba=True, instance_weights=True, out_of_core_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
-               threads="row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
+               threads="one-vs-rest classes, row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
                instance_weights=True, out_of_core_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
