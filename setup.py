@@ -1,7 +1,8 @@
 """svmtool's build: the pure-Python package (pyproject.toml says what it is) and its kernel
 extension, compiled while the wheel is built.
 
-The extension (``svmtool/_kernels_aot*.so`` and its manifest ``_kernels_aot.json``) is made by
+The extension (``svmtool/_kernels_aot*.so``: one module per CPU level, and its manifest
+``_kernels_aot.json``) is made by
 ``python -m svmtool._aot_build`` run in a child process of this build, from the sources being
 built, with the build environment's numba (pyproject.toml's ``[build-system]``): see
 svmtool/_aot_build.py for what it compiles and svmtool/_startup.py for what it buys.  It is an
@@ -11,6 +12,7 @@ one line and the wheel holds the package alone, which runs every kernel on numba
 and builds the extension in the checkout with ``make aot``).
 """
 
+import glob
 import os
 import shutil
 import subprocess
@@ -34,13 +36,19 @@ def _remove(paths):
             os.unlink(path)
 
 
+def _extension_files(folder):
+    """The extension's modules and manifest in ``folder`` (the levels' modules share its name's
+    start)."""
+    return sorted(glob.glob(os.path.join(folder, MANIFEST.split(".")[0] + "*")))
+
+
 class BuildKernels(build_ext):
     """build_ext for the one extension there is: its file is made by svmtool._aot_build."""
 
     def build_extension(self, ext):
         target = self.get_ext_fullpath(ext.name)
         out = os.path.dirname(os.path.abspath(target))
-        stale = (target, os.path.join(out, MANIFEST))   # an earlier build's, in build/
+        stale = _extension_files(out)                    # an earlier build's, in build/
         if os.environ.get("SVMTOOL_BUILD_KERNELS", "1").strip() == "0":
             _say("SVMTOOL_BUILD_KERNELS=0: building without the kernel extension "
                  "(kernels run on numba's JIT)")
@@ -59,15 +67,19 @@ class BuildKernels(build_ext):
         if done.returncode != 0 or not os.path.exists(target):
             if done.returncode == 0:         # (a failing child has said why in its one line)
                 _say("the kernel extension was not built: svmtool runs on numba's JIT")
-            _remove(stale)
+            _remove(_extension_files(out))
 
     def copy_extensions_to_source(self):
-        # an editable install: the manifest goes beside the extension it describes
+        # an editable install: the other levels' modules and the manifest go beside the
+        # extension they belong to
         super().copy_extensions_to_source()
         for regular, inplace in self.get_output_mapping().items():
-            made = os.path.join(os.path.dirname(regular), MANIFEST)
-            if os.path.exists(made) and os.path.exists(inplace):
-                self.copy_file(made, os.path.join(os.path.dirname(inplace), MANIFEST))
+            if not os.path.exists(inplace):
+                continue
+            for made in _extension_files(os.path.dirname(regular)):
+                if os.path.basename(made) != os.path.basename(regular):
+                    self.copy_file(made, os.path.join(os.path.dirname(inplace),
+                                                      os.path.basename(made)))
 
 
 setup(

@@ -8,6 +8,13 @@ keys and the extension's symbol, and a digest of every source file the kernels c
 Calling a twin needs neither numba's import nor a cache load: that is most of a short command's
 fixed cost (:mod:`svmtool._startup` says where the rest goes).
 
+The extension comes in variants compiled for successive CPU levels (:data:`VARIANTS`: generic
+code for the architecture, and on x86-64 also the x86-64-v3 level, AVX2 and FMA, where LLVM's
+loops run four doubles at a time instead of two, and x86-64-v4, AVX-512); the best one this CPU
+runs is used, by the instruction sets the kernel reports in ``/proc/cpuinfo`` (elsewhere: the
+generic one).  ``SVMTOOL_AOT`` set to a variant's CPU name (``generic``, ``x86-64-v3``,
+``x86-64-v4``) asks for that one.
+
 The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the manifest's
 sources are byte for byte the files on disk (any edit of a kernel module turns it off until the
 next build), it was built for this Python, and it imports (numpy's own check of its C API is
@@ -26,13 +33,71 @@ from svmtool import _startup
 NAME = "_kernels_aot"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, NAME + ".json")
-FORMAT = 2
+FORMAT = 3
+
+# The x86-64-v3 level (psABI): v2's instruction sets and AVX, AVX2, BMI1/2, F16C, FMA, LZCNT,
+# MOVBE, XSAVE, as Linux names them in /proc/cpuinfo (LZCNT is "abm", SSE3 "pni"); the kernel
+# lists AVX only where the OS saves its registers.
+_V3_FLAGS = ("cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3",
+             "avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave")
+
+# x86-64-v4: v3 and AVX-512's foundation, byte/word, conflict-detection, dword/qword and
+# vector-length sets.
+_V4_FLAGS = _V3_FLAGS + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+
+# (module suffix, CPU name for numba's compiler -- "" is its generic code --, the CPU flags it
+# needs), from the plainest to the best, for each architecture the build knows.
+VARIANTS = {
+    "x86_64": (("", "", ()), ("_v3", "x86-64-v3", _V3_FLAGS), ("_v4", "x86-64-v4", _V4_FLAGS)),
+}
+GENERIC = (("", "", ()),)
 
 _STATE = None        # None until looked at; then "used", "off", "absent", "stale: <why>"
 _ENTRIES = {}        # kernel name -> {key: symbol}
 _MODULE = None
 _MISSES = {}         # kernel name -> calls that went to numba
 _SERVED = set()      # kernels called that have twins
+_VARIANT = None      # the CPU name of the variant in use
+
+
+def build_variants(machine=None):
+    """The variants a build on this architecture compiles (:data:`VARIANTS`)."""
+    import platform
+
+    machine = (machine or platform.machine()).lower()
+    return VARIANTS.get({"amd64": "x86_64"}.get(machine, machine), GENERIC)
+
+
+def cpu_flags(path="/proc/cpuinfo"):
+    """The instruction-set flags of this CPU as the OS reports them (empty where it does not
+    say: the generic variant then)."""
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def choose_variant(variants, flags, wanted=""):
+    """The variant (a manifest entry: module, cpu, needs) to import: ``wanted`` names one by its
+    CPU (``generic`` for the plain one), else the best whose flags this CPU has; (entry, None)
+    or (None, why not)."""
+    runnable = [v for v in variants if set(v["needs"]) <= flags]
+    if wanted:
+        named = [v for v in variants if (v["cpu"] or "generic") == wanted]
+        if not named:
+            return None, f"no variant {wanted!r} in this build"
+        if named[0] not in runnable:
+            lacking = sorted(set(named[0]["needs"]) - flags)
+            return None, f"this CPU lacks {', '.join(lacking)} for the {wanted} variant"
+        return named[0], None
+    if not runnable:
+        return None, "no variant of the build runs on this CPU"
+    return runnable[-1], None
 
 
 def arg_key(args):
@@ -80,8 +145,9 @@ def _open():
     """Read the manifest, check it, import the extension: the state it ends in."""
     import json
 
-    global _MODULE
-    if os.environ.get("SVMTOOL_AOT", "1").strip() == "0":
+    global _MODULE, _VARIANT
+    wanted = os.environ.get("SVMTOOL_AOT", "1").strip()
+    if wanted == "0":
         return "off"
     try:
         with open(MANIFEST, encoding="utf-8") as fh:
@@ -95,12 +161,17 @@ def _open():
     for relpath, digest in manifest.get("sources", {}).items():
         if source_digest(relpath) != digest:
             return f"stale: {relpath} changed since the build"
+    variant, why = choose_variant(manifest.get("variants", []), cpu_flags(),
+                                  "" if wanted in ("", "1") else wanted)
+    if variant is None:
+        return f"stale: {why}"
     try:
         import importlib
 
-        _MODULE = importlib.import_module(f"svmtool.{NAME}")
+        _MODULE = importlib.import_module(f"svmtool.{variant['module']}")
     except Exception as exc:  # noqa: BLE001 -- ImportError, or numpy's refusal of its C API
         return f"stale: the extension does not import ({type(exc).__name__}: {exc})"
+    _VARIANT = variant["cpu"] or "generic"
     _ENTRIES.update(manifest.get("kernels", {}))
     return "used"
 
@@ -142,6 +213,8 @@ def report():
     if _STATE is None:
         return None
     out = {"state": _STATE, "kernels": len(_SERVED)}
+    if _VARIANT is not None:
+        out["variant"] = _VARIANT
     if _MISSES:
         out["misses"] = dict(sorted(_MISSES.items()))
     return out

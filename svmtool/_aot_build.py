@@ -14,15 +14,17 @@ by ``make aot`` in a checkout, as ``python -m svmtool._aot_build [--out DIR]``:
 2. Compiles, with numba's ahead-of-time compiler (``numba.pycc``, its public ``CC`` API), one
    exported function per recorded (kernel, argument types): a call of the kernel's own numba
    dispatcher, so each kernel keeps its options (fastmath, error model, inlining).  The code is
-   generic for the machine's architecture (pycc's default CPU), so a wheel runs on any CPU its
-   platform tag admits.  pycc's exports hold the GIL; each export here releases it around the
+   generic for the machine's architecture (pycc's default CPU) in the first variant, so a
+   wheel runs on any CPU its platform tag admits.  pycc's exports hold the GIL; each export here releases it around the
    kernel itself through CPython's ``PyEval_SaveThread``/``PyEval_RestoreThread`` (external C
    functions declared with numba's public types), as numba's ``nogil`` does, so threads share
    work as they do on the JIT.  A kernel that raises inside an export raises one RuntimeError
-   naming it.
-3. Writes the extension and then its manifest (:mod:`svmtool._aot`) into ``--out`` (default:
-   beside the sources), each by atomic rename; a failed build leaves no manifest, and svmtool
-   then runs on numba's JIT alone.
+   naming it.  The same exports are compiled once per CPU level of :data:`svmtool._aot.VARIANTS`
+   (on x86-64: generic, and x86-64-v3, whose vector loops are twice as wide); each is its own
+   module, chosen when svmtool starts.
+3. Writes the extension's modules and then its manifest (:mod:`svmtool._aot`) into ``--out``
+   (default: beside the sources), each by atomic rename; a failed build leaves no manifest, and
+   svmtool then runs on numba's JIT alone.
 
 Needs a C compiler (numba's runtime is compiled into the extension).
 """
@@ -220,16 +222,16 @@ def exports(recorded):
     return out
 
 
-def compile_extension(entries, build_dir, cpu=""):
-    """The extension's file, compiled into ``build_dir`` for ``cpu`` (numba's CPU names;
-    empty: generic code for this architecture)."""
+def compile_extension(entries, build_dir, cpu="", module=_aot.NAME):
+    """The file of the extension module ``module``, compiled into ``build_dir`` for ``cpu``
+    (numba's CPU names; empty: generic code for this architecture)."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # numba.pycc's deprecation notice
         from numba.pycc import CC
 
-        cc = CC(_aot.NAME, source_module=__name__)
+        cc = CC(module, source_module=__name__)
     cc.output_dir = build_dir
     cc.target_cpu = cpu
     for symbol, _name, _key, sig, twin in entries:
@@ -288,24 +290,31 @@ def build(out=None, cpu="", say=print):
         entries = exports(recorded)
         say(f"svmtool: {len(entries)} exports of {len({e[1] for e in entries})} kernels; "
             "compiling the extension")
-        built = compile_extension(entries, os.path.join(work, "build"), cpu)
-        target = os.path.join(out, os.path.basename(built))
-        shutil.copyfile(built, target + ".tmp")
-        os.replace(target + ".tmp", target)
+        variants = []
+        for suffix, level, needs in (_aot.build_variants() if not cpu else (("", cpu, ()),)):
+            t = time.perf_counter()
+            built = compile_extension(entries, os.path.join(work, "build" + suffix), level,
+                                      _aot.NAME + suffix)
+            target = os.path.join(out, os.path.basename(built))
+            shutil.copyfile(built, target + ".tmp")
+            os.replace(target + ".tmp", target)
+            variants.append({"module": _aot.NAME + suffix, "cpu": level, "needs": list(needs)})
+            say(f"svmtool: {os.path.basename(target)} ({level or 'generic'}) compiled in "
+                f"{time.perf_counter() - t:.0f} s")
         kernels = {}
         for symbol, name, key, _sig, _twin in entries:
             kernels.setdefault(name, {})[key] = symbol
         manifest = {"format": _aot.FORMAT, "runtime": _aot.runtime_tag(),
                     "built_with": {"numba": _jit._load_numba().__version__,
-                                   "numpy": np.__version__, "cpu": cpu or "generic"},
-                    "sources": _sources(), "kernels": kernels}
+                                   "numpy": np.__version__},
+                    "variants": variants, "sources": _sources(), "kernels": kernels}
         with open(manifest_path + ".tmp", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1, sort_keys=True)
         os.replace(manifest_path + ".tmp", manifest_path)
     finally:
         os.chdir(here)
         shutil.rmtree(work, ignore_errors=True)
-    say(f"svmtool: kernel extension {os.path.basename(target)} built in "
+    say(f"svmtool: kernel extension ({len(variants)} CPU levels) built in "
         f"{time.perf_counter() - t0:.0f} s")
     return manifest
 
@@ -319,8 +328,9 @@ def main(argv=None):
                                      description="compile svmtool's kernel extension")
     parser.add_argument("--out", help="folder for the extension and its manifest "
                         "(default: beside the sources)")
-    parser.add_argument("--cpu", default="", help="numba's CPU name to compile for (default: "
-                        "generic code for this architecture; 'host' tunes it to this machine)")
+    parser.add_argument("--cpu", default="", help="one numba CPU name to compile for, instead "
+                        "of the architecture's levels (generic code, x86-64-v3); 'host' tunes it "
+                        "to this machine")
     args = parser.parse_args(argv)
     try:
         build(args.out, args.cpu, lambda line: print(line, file=sys.stderr, flush=True))

@@ -64,18 +64,34 @@ def _run(args, env, report=None):
     return out
 
 
+def _manifest():
+    with open(_aot.MANIFEST, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _levels():
+    """The CPU names of the extension's variants that this CPU runs, plainest first."""
+    flags = _aot.cpu_flags()
+    return [v["cpu"] or "generic" for v in _manifest()["variants"] if set(v["needs"]) <= flags]
+
+
 def _both(data, tmp_path, command, which, options):
-    """{mode: (model bytes, run record or None)} of the same command on the JIT and the twins."""
+    """{mode: (model bytes, run record or None)} of the same command on the JIT ("jit") and on
+    the twins of each variant this CPU runs ("aot" the one chosen by default, "aot-<cpu>" each
+    asked for by SVMTOOL_AOT)."""
     got = {}
-    for mode, env in (("jit", ENV_JIT), ("aot", None)):
+    modes = [("jit", ENV_JIT, None), ("aot", None, _levels()[-1])]
+    modes += [(f"aot-{cpu}", dict(os.environ, SVMTOOL_AOT=cpu), cpu) for cpu in _levels()[:-1]]
+    for mode, env, level in modes:
         model = tmp_path / f"{mode}.model"
         report = tmp_path / f"{mode}.json" if command == "train" else None
         _run([command, *options, data[which], model], env, report)
         record = json.loads(report.read_text()) if report is not None else None
         if record is not None:
-            if mode == "aot":
+            if level is not None:
                 assert record["startup"]["aot"]["state"] == "used"
                 assert record["startup"]["aot"]["kernels"] > 0
+                assert record["startup"]["aot"]["variant"] == level
             else:
                 assert "numba" in record["startup"]
         got[mode] = (model, record)
@@ -86,13 +102,15 @@ def _both(data, tmp_path, command, which, options):
                          ids=[" ".join([c[0], *c[2]]) for c in EXACT])
 def test_twins_train_the_models_numba_trains(data, tmp_path, command, which, options):
     got = _both(data, tmp_path, command, which, options)
-    assert got["aot"][0].read_bytes() == got["jit"][0].read_bytes()
+    for mode in got:
+        assert got[mode][0].read_bytes() == got["jit"][0].read_bytes(), mode
 
 
 @pytest.mark.parametrize("command,which,options", CLOSE,
                          ids=[" ".join([c[0], *c[2]]) for c in CLOSE])
 def test_fastmath_twins_reach_the_optimum_numba_reaches(data, tmp_path, command, which, options):
     got = _both(data, tmp_path, command, which, options)
+    got = {mode: got[mode] for mode in ("jit", "aot")}   # (the default variant against numba)
     # (DC-SVM's early model solves the subproblems of its clusters, which float32 kernel sums
     # may draw a little differently: its labels are compared, not its objectives)
     if command == "train" and "--early" not in options:
@@ -222,3 +240,54 @@ def test_twins_release_the_gil_while_they_run():
     worker.join()
     # holding the GIL, the worker would leave this loop a few switch intervals per call
     assert len(ticks) > 10_000, len(ticks)
+
+
+def test_the_build_compiled_every_level_of_this_architecture():
+    """One module per CPU level of the architecture (on x86-64 generic code, x86-64-v3 and v4), the
+    plainest needing nothing; the best this CPU runs is the one used."""
+    if _aot.state() != "used":
+        pytest.skip(f"the kernel extension is not in use ({_aot.state()}): `make aot` builds it")
+    variants = _manifest()["variants"]
+    want = [{"module": _aot.NAME + suffix, "cpu": cpu, "needs": list(needs)}
+            for suffix, cpu, needs in _aot.build_variants()]
+    assert variants == want
+    assert variants[0]["needs"] == []
+    assert _aot.report()["variant"] == _levels()[-1]
+
+
+def test_the_variant_follows_the_cpu_flags(tmp_path):
+    """/proc/cpuinfo's flags decide: a CPU without AVX2 gets the generic code, one with the
+    x86-64-v3 sets that variant; asking (SVMTOOL_AOT=<cpu>) for one this CPU lacks says what
+    it lacks instead of crashing on an illegal instruction."""
+    variants = [{"module": _aot.NAME + s, "cpu": c, "needs": list(n)}
+                for s, c, n in _aot.VARIANTS["x86_64"]]
+    old = tmp_path / "old"
+    old.write_text("processor\t: 0\nflags\t\t: fpu sse sse2 sse4_1 sse4_2 popcnt avx\n\n")
+    new = tmp_path / "new"
+    new.write_text("processor\t: 0\nflags\t\t: " + " ".join(_aot._V3_FLAGS) + " avx512f\n")
+    assert _aot.cpu_flags(str(tmp_path / "none")) == frozenset()
+    assert _aot.choose_variant(variants, _aot.cpu_flags(str(old)))[0]["cpu"] == ""
+    assert _aot.choose_variant(variants, _aot.cpu_flags(str(new)))[0]["cpu"] == "x86-64-v3"
+    assert _aot.choose_variant(variants, _aot.cpu_flags(str(new)), "generic")[0]["cpu"] == ""
+    none, why = _aot.choose_variant(variants, _aot.cpu_flags(str(old)), "x86-64-v3")
+    assert none is None and "lacks" in why and "avx2" in why and "fma" in why
+    assert _aot.choose_variant(variants, frozenset(), "pentium")[1] == \
+        "no variant 'pentium' in this build"
+    assert [v[1] for v in _aot.build_variants("aarch64")] == [""]
+    assert [v[1] for v in _aot.build_variants("AMD64")] == ["", "x86-64-v3", "x86-64-v4"]
+    v4 = tmp_path / "v4"
+    v4.write_text("flags\t\t: " + " ".join(_aot._V4_FLAGS) + "\n")
+    assert _aot.choose_variant(variants, _aot.cpu_flags(str(v4)))[0]["cpu"] == "x86-64-v4"
+    assert _aot.choose_variant(variants, _aot.cpu_flags(str(new)))[0]["cpu"] == "x86-64-v3"
+
+
+def test_asking_for_a_level_not_built_leaves_the_jit_in_charge():
+    """SVMTOOL_AOT naming a variant not in the build: the extension is not used (its state says
+    why)."""
+    if not os.path.exists(_aot.MANIFEST):
+        pytest.skip("the kernel extension is not built: `make aot` builds it")
+    out = subprocess.run([sys.executable, "-c", _STALE, _aot.MANIFEST], capture_output=True,
+                         text=True, timeout=300, check=False,
+                         env=dict(os.environ, SVMTOOL_AOT="no-such-cpu"))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == "stale: no variant 'no-such-cpu' in this build"

@@ -44,7 +44,7 @@ check() {   # check NAME VENV: the README's commands and the quick benchmarks in
   cp -r "$ROOT/data" "$here/data"
   cd "$here"
   export PATH="$venv/bin:$PATH"
-  echo "== $name: $("$venv/bin/python" -c 'import sys; from importlib.metadata import version; import svmtool._aot as a; print("Python", sys.version.split()[0], *(f"{n} {version(n)}" for n in ("numpy", "scipy", "numba", "click", "tqdm")), "| kernel extension:", a.state())')"
+  echo "== $name: $("$venv/bin/python" -c 'import sys; from importlib.metadata import version; import svmtool._aot as a; print("Python", sys.version.split()[0], *(f"{n} {version(n)}" for n in ("numpy", "scipy", "numba", "click", "tqdm")), "| kernel extension:", a.state(), a.report().get("variant", ""))')"
   while IFS= read -r command; do
     echo "   \$ $command"
     /bin/sh -c "$command" > "$here/out.txt" 2>&1 || { cat "$here/out.txt"; echo "== $name: FAILED: $command"; exit 1; }
