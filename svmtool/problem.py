@@ -123,7 +123,7 @@ def refuse_weights(problem, what, why=None):
     if getattr(problem, "weights", None) is not None:
         from svmtool.errors import ParameterError
 
-        raise ParameterError(why or f"{what} does not take instance weights yet (cost: tokens "
+        raise ParameterError(why or f"{what} does not take instance weights (cost: tokens "
                                     f"or -W)")
 
 

@@ -60,7 +60,7 @@ ROWS = [
     ("NaN cost", ["train", "cost_nan.svm", "OUT"], 2,
      "{d}/cost_nan.svm:1: cost in 'cost:nan' is not finite (NaN or Inf)"),
     ("cost:, solver without weights", ["train", "-s", "ordinal", "costs.svm", "OUT"], 2,
-     "solver ordinal does not take instance weights yet (cost: tokens or -W)"),
+     "solver ordinal does not take instance weights (cost: tokens or -W)"),
     ("-W: too few weights", ["train", "-W", "w_short.txt", "heart.svm", "OUT"], 2,
      "{d}/w_short.txt:3: 3 weights for 270 examples (one weight a line, one line an example)"),
     ("-W: negative weight", ["train", "-W", "w_neg.txt", "heart.svm", "OUT"], 2,

@@ -137,7 +137,7 @@ def test_every_other_solver_refuses_weights():
     for spec in refusing:
         with pytest.raises(ParameterError) as e:
             api.train(prob, solver=spec.name)
-        assert str(e.value) == (f"solver {spec.name} does not take instance weights yet "
+        assert str(e.value) == (f"solver {spec.name} does not take instance weights "
                                 f"(cost: tokens or -W)")
     # the linear solvers' own checks are in tests/test_weights_linear.py, the kernel solvers' in
     # tests/test_weights_kernel.py
@@ -254,7 +254,7 @@ def test_front_ends_refuse_cost_tokens_before_any_output(tmp_path):
         out = "out.model"
         r = svmtool(*args, data, out, cwd=tmp_path)
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
-        assert r.stderr == (f"svmtool: error: {what} does not take instance weights yet "
+        assert r.stderr == (f"svmtool: error: {what} does not take instance weights "
                             f"(cost: tokens or -W)\n"), (args, r.stderr)
         assert not (tmp_path / out).exists()
     # the -C search of a Newton solver (one shared row oracle) takes them

@@ -234,7 +234,7 @@ def test_svm_learn_ranking_refuses_cost_tokens(tmp_path):
     r = run_cli("svm_learn", "-z", "p", cost_file(tmp_path), tmp_path / "m")
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode() == ("svmtool: error: svm_learn -z p (the ranking solver) does not "
-                                 "take instance weights yet (cost: tokens or -W)\n")
+                                 "take instance weights (cost: tokens or -W)\n")
     assert not (tmp_path / "m").exists()
 
 

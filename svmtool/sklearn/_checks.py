@@ -52,7 +52,7 @@ LINEAR_WEIGHT_TOLERANCE = ("sample_weight is honoured (weight k == the row repea
                            "to tol), but out of core and on dask the exact finish is not run, "
                            "and at tol the two fits stop short of the optimum along different "
                            "paths, further apart than the check's rtol 1e-7")
-LINEAR_NO_WEIGHTS = "solver {} takes no instance weights yet: fit(sample_weight=...) refuses them"
+LINEAR_NO_WEIGHTS = "solver {} takes no instance weights: fit(sample_weight=...) refuses them"
 WEIGHT_CHECKS = SAMPLE_WEIGHT_CHECKS
 # with a solver that takes no weights, every check that fits with weights other than ones
 NO_WEIGHT_CHECKS = WEIGHT_CHECKS + ("check_sample_weights_list",

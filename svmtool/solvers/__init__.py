@@ -109,7 +109,7 @@ class SolverSpec:
         not ``instance_weights``, or ``-s cp`` with a multivariate ``--loss`` (a loss of the
         whole labeling, which no per-example weight enters)."""
         if not self.instance_weights:
-            return f"solver {self.name} does not take instance weights yet (cost: tokens or -W)"
+            return f"solver {self.name} does not take instance weights (cost: tokens or -W)"
         loss = params.cp.loss if self.reads("loss") else None
         if loss not in (None, "errorrate"):
             return (f"solver {self.name} with --loss {loss} does not take instance weights "

@@ -26,7 +26,7 @@ def train_one(spec, solve, params, init_w=None, weighted=False, streaming=None):
     then = get_spec(spec.fallback)
     if weighted and not then.takes_weights(streaming):
         res.extra["warning"] = ((res.extra.get("warning") or "") + f" (the fallback "
-                                f"{then.name} does not take instance weights yet: not run)")
+                                f"{then.name} does not take instance weights: not run)")
         return res
     eps = float(res.extra["eps"]) * spec.fallback_eps
     out = solve(then, replace(params, eps=eps, max_iter=None), res.w)
