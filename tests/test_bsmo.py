@@ -158,3 +158,49 @@ def test_threads_change_no_bit(heart, name, monkeypatch):
     assert kd.use_dense or name != "c_svc", "heart_scale's narrow rows take the dense path"
     assert np.array_equal(out[0].coef, out[1].coef) and out[0].rho == out[1].rho
     assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations
+
+
+def _head(prob, n):
+    ip = prob.indptr[:n + 1]
+    X = Rows(ip, prob.indices[:ip[-1]], prob.data[:ip[-1]], n_features=prob.n_features)
+    D = np.zeros((n, prob.n_features))
+    for i in range(n):
+        D[i, prob.indices[ip[i]:ip[i + 1]]] = prob.data[ip[i]:ip[i + 1]]
+    return X, D
+
+
+@pytest.mark.parametrize("path,n,gamma", [("heart_scale", 270, GAMMA), ("a9a", 3000, 0.05)])
+@pytest.mark.parametrize("form", ["c_svc", "epsilon_svr"])
+def test_shrinking_meets_the_rule_over_all_variables(path, n, gamma, form):
+    """With shrinking (LIBSVM's -h 1, the default; a cache that cannot hold every row) the rows
+    are laid out afresh over fewer and fewer points (heart_scale takes the dense path, a9a's
+    rows the sparse one); at the end the gradient of every variable, dropped or not, is
+    Q alpha + p as numpy computes it, LIBSVM's rule holds over all of them, and the objective is
+    the one reached without shrinking."""
+    prob = load_svmlight(DATA / path)
+    X, D = _head(prob, n)
+    sq = (D * D).sum(1)
+    K = np.exp(-gamma * np.maximum(sq[:, None] + sq[None, :] - 2 * D @ D.T, 0.0))
+    if form == "c_svc":
+        y = _signs(prob)[:n]
+        xi, p, C = np.arange(n), -np.ones(n), np.where(y > 0, 4.0, 2.0)
+    else:                                    # two variables per point, as LIBSVM's SVR
+        target = D[:, 0] - D[:, 1]
+        xi = np.concatenate([np.arange(n), np.arange(n)])
+        y = np.concatenate([np.ones(n), -np.ones(n)])
+        p = np.concatenate([0.1 - target, 0.1 + target])
+        C = np.full(2 * n, 2.0)
+    got = {}
+    for shrinking in (True, False):
+        kd = smo.KernelData(X, Kernel(2, gamma, 0.0, 3, 0.0))
+        got[shrinking] = smo.solve(kd, xi, y, p, C, np.zeros(len(y)), eps=1e-3,
+                                   working_set="batched", q=32, shrinking=shrinking,
+                                   cache_mb=0.1)   # (fewer rows than all: it shrinks)
+    assert bsmo.rows_overflow(len(y), n, 0.1) and not bsmo.rows_overflow(len(y), n, 100.0)
+    res = got[True]
+    assert res.converged and res.extra["layouts"] > 2 and got[False].extra["layouts"] == 1
+    Q = (y[:, None] * y[None, :]) * K[np.ix_(xi, xi)]
+    G = Q @ res.alpha + p
+    np.testing.assert_allclose(res.G, G, rtol=0, atol=1e-4)   # (float32 rows)
+    assert _violation(res.alpha, y, C, G) < 1e-3 + 1e-4
+    assert abs(res.obj - got[False].obj) <= 1e-5 * abs(got[False].obj)

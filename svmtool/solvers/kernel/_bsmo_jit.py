@@ -200,3 +200,16 @@ def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
                 tmp[t] = kernel_from_dot(d[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
         for t in range(n):
             row[t] = tmp[t]
+
+
+@njit
+def carry_rows(flat, old_m, new_m, live, keep):
+    """Row j of the new layout (``new_m`` values from flat[j * new_m]) = the old row in slot
+    live[j] (``old_m`` values from flat[live[j] * old_m]) at the positions ``keep``, in place:
+    with live and keep increasing and new_m <= old_m, every value is read before it is
+    overwritten."""
+    for j in range(live.shape[0]):
+        src = live[j] * old_m
+        dst = j * new_m
+        for i in range(new_m):
+            flat[dst + i] = flat[src + keep[i]]

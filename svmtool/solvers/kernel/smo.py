@@ -202,7 +202,7 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
     if bsmo.use_batched(kd, len(y), working_set, rows):
         return _solve_batched(kd, xi, y, p, C, alpha0, G0, q, dict(
             eps=eps, nu=nu, cache_mb=cache_mb, max_iter=max_iter, callback=callback,
-            deadline=deadline))
+            deadline=deadline), shrinking)
     t0 = time.perf_counter()
     n = len(y)
     xi = np.ascontiguousarray(xi, dtype=np.int64)
@@ -264,7 +264,7 @@ def solve(kd: KernelData, xi, y, p, C, alpha0, *, eps, nu=False, shrinking=True,
                       "cache_rows": rows.slots, "solve_time": time.perf_counter() - t0})
 
 
-def _solve_batched(kd, xi, y, p, C, alpha0, G0, q, kw):
+def _solve_batched(kd, xi, y, p, C, alpha0, G0, q, kw, shrinking=True):
     """:func:`solve` by :func:`svmtool.solvers.kernel.bsmo.solve_batched`: its start gradient
     computed here, its end turned into the SmoResult (the pair solver taking over should a
     working set stall)."""
@@ -273,7 +273,7 @@ def _solve_batched(kd, xi, y, p, C, alpha0, G0, q, kw):
     if G0 is None:
         G0 = gradient(kd, np.asarray(xi, dtype=np.int64), np.asarray(y, dtype=np.float64), p,
                       alpha0, np.arange(len(y)))
-    run = bsmo.solve_batched(kd, xi, y, p, C, alpha0, G0, q=q, **kw)
+    run = bsmo.solve_batched(kd, xi, y, p, C, alpha0, G0, q=q, shrinking=shrinking, **kw)
     if run.stalled:
         cap = kw["max_iter"] if kw["max_iter"] is not None else max(10_000_000, 100 * len(y))
         return solve(kd, xi, y, p, C, run.alpha, **dict(kw, max_iter=max(1, cap - run.steps)),
