@@ -35,7 +35,7 @@ active points only (:class:`RowBuffer`), so that kernel rows are computed, cache
 over those points alone -- shorter rows, more of them in the ``-m`` budget.  The gradient stays
 exact at every point of the layout; the points a re-layout drops keep the gradient of that
 moment, and alpha then is recorded, so that bringing them back adds the kernel expansion of
-alpha's change since (``_Shrinking.restore``).  All come back once when the violation first falls
+alpha's change since (``_Loop.restore``).  All come back once when the violation first falls
 below ``10 eps`` and when the active variables meet the rule; the rule is then checked over all.
 
 It stops by LIBSVM's rule: the maximal violating pair over all variables, computed in double
@@ -90,12 +90,13 @@ def working_set_size(n, l, cache_mb):
 
 
 def rows_overflow(n, l, cache_mb):
-    """Whether the kernel rows of n variables over l points exceed the ``-m`` cache: the
+    """Whether the kernel rows of n variables over l points (a row a point: at most min(n, l)
+    rows, SVR's two variables of a point sharing one) exceed the ``-m`` cache: the
     batched solver shrinks only then (when every row stays cached, as ijcnn1's first 10,000
     rows in 1000 MB, shrinking's re-layouts and gradient rebuilds cost more than the shorter
     rows save: measured 0.20-0.23 s against 0.14-0.19 s in process; on all 49,990 rows it saves
     about a tenth)."""
-    return 4.0 * n * l > cache_mb * (1 << 20)
+    return 4.0 * min(n, l) * l > cache_mb * (1 << 20)
 
 
 def select_working_set(alpha, y, C, G, nu, q, prev):
@@ -272,10 +273,12 @@ class BatchedRun:
 
 
 def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
-                  max_iter=None, callback=None, deadline=None, q=None, shrinking=True):
+                  max_iter=None, callback=None, deadline=None, q=None, gradient=None):
     """smo.solve's problem by batched working sets (see the module doc) from the feasible
     alpha0 and its gradient G0 = Q alpha0 + p; ``q`` the working set's size (default
-    :func:`working_set_size`); ``shrinking`` as LIBSVM's ``-h`` (the nu forms never shrink)."""
+    :func:`working_set_size`); ``gradient``: smo's ``gradient(kd, xi, y, p, alpha, targets)``,
+    with which shrinking rebuilds the gradient of the variables it dropped (None: no shrinking,
+    LIBSVM's ``-h 0``; the nu forms never shrink)."""
     t0 = time.perf_counter()
     n = len(y)
     xi = np.ascontiguousarray(xi, dtype=np.int64)
@@ -285,7 +288,8 @@ def solve_batched(kd, xi, y, p, C, alpha0, G0, *, eps, nu=False, cache_mb=100.0,
     G = np.ascontiguousarray(G0, dtype=np.float64).copy()
     q = working_set_size(n, kd.l, cache_mb) if q is None else max(2, min(int(q), n))
     cap = max(10_000_000, 100 * n) if max_iter is None else int(max_iter)
-    state = _Loop(kd, q, cache_mb, xi, shrinking and not nu and rows_overflow(n, kd.l, cache_mb))
+    shrinks = gradient is not None and not nu and rows_overflow(n, kd.l, cache_mb)
+    state = _Loop(kd, q, cache_mb, xi, gradient if shrinks else None)
     try:
         converged, stopped, stalled = _iterate(state, xi, y, C, alpha, G, nu, eps, cap,
                                                deadline, callback)
@@ -338,14 +342,14 @@ class _Loop:
     """The outer loop's state: the row buffer and its layout, the active variables, the present
     working set, the counts."""
 
-    def __init__(self, kd, q, cache_mb, xi, shrinking):
+    def __init__(self, kd, q, cache_mb, xi, gradient):
         self.kd = kd
         self.buf = RowBuffer(kd, q, cache_mb)
         self.q = q
-        self.shrinking = shrinking
+        self.gradient = gradient             # None: no shrinking
         self.active = np.arange(len(xi), dtype=np.int64)   # the variables sets are drawn from
         self.loc = np.arange(len(xi), dtype=np.int64)      # a variable's place in it, or -1
-        self.unshrunk = not shrinking        # LIBSVM's one unshrink at 10 eps (done or none)
+        self.unshrunk = gradient is None     # LIBSVM's one unshrink at 10 eps (done or none)
         self.dropped = []                    # (alpha then, variables whose points left the rows)
         self.ws = np.zeros(0, dtype=np.int64)
         self.steps = 0
@@ -395,7 +399,7 @@ class _Loop:
     def shrink(self, xi, y, C, alpha, G):
         """LIBSVM's be_shrunk over the active variables; the rows laid out afresh over the
         active points when these are fewer than COMPACT_FRACTION of the rows' points."""
-        if not self.shrinking:
+        if self.gradient is None:
             return
         act = self.active
         a, yy, c, g = alpha[act], y[act], C[act], G[act]
@@ -435,11 +439,9 @@ class _Loop:
         """Every variable active again, the rows over all points: the gradient of the variables
         dropped from the rows brought up to date by the kernel expansion of alpha's change since
         each was dropped (the latest drops first)."""
-        from svmtool.solvers.kernel.smo import gradient
-
         for alpha_then, dropped in reversed(self.dropped):
             change = alpha - alpha_then
-            G[dropped] += gradient(self.kd, xi, y, np.zeros(len(y)), change, dropped)
+            G[dropped] += self.gradient(self.kd, xi, y, np.zeros(len(y)), change, dropped)
         self.dropped = []
         self.active = np.arange(len(xi), dtype=np.int64)
         self.loc = np.arange(len(xi), dtype=np.int64)

@@ -273,7 +273,8 @@ def _solve_batched(kd, xi, y, p, C, alpha0, G0, q, kw, shrinking=True):
     if G0 is None:
         G0 = gradient(kd, np.asarray(xi, dtype=np.int64), np.asarray(y, dtype=np.float64), p,
                       alpha0, np.arange(len(y)))
-    run = bsmo.solve_batched(kd, xi, y, p, C, alpha0, G0, q=q, shrinking=shrinking, **kw)
+    run = bsmo.solve_batched(kd, xi, y, p, C, alpha0, G0, q=q,
+                             gradient=gradient if shrinking else None, **kw)
     if run.stalled:
         cap = kw["max_iter"] if kw["max_iter"] is not None else max(10_000_000, 100 * len(y))
         return solve(kd, xi, y, p, C, run.alpha, **dict(kw, max_iter=max(1, cap - run.steps)),
