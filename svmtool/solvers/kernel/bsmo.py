@@ -309,7 +309,7 @@ def _iterate(state, xi, y, C, alpha, G, nu, eps, cap, deadline, callback):
         act = state.active
         viol = max_violation(alpha[act], y[act], C[act], G[act], 1 if nu else 0)
         if viol < eps or (viol <= 10 * eps and not state.unshrunk):
-            restored = len(act) < n or state.buf.layouts > 1
+            restored = state.shrunk()
             if restored:
                 state.restore(xi, y, alpha, G)
             state.unshrunk = True
@@ -333,7 +333,7 @@ def _iterate(state, xi, y, C, alpha, G, nu, eps, cap, deadline, callback):
         state.shrink(xi, y, C, alpha, G)
         if callback is not None:
             callback(state.steps, {"active": len(state.active)})
-    if not converged and (len(state.active) < n or state.buf.layouts > 1):
+    if not converged and state.shrunk():
         state.restore(xi, y, alpha, G)       # an exact gradient for every variable
     return converged, stopped, stalled
 
@@ -355,6 +355,10 @@ class _Loop:
         self.steps = 0
         self.outer = 0
         self._laid_out(xi)
+
+    def shrunk(self):
+        """Whether some variable is out of the active set or its point out of the rows."""
+        return len(self.active) < len(self.loc) or len(self.buf.points) < self.kd.l
 
     def _laid_out(self, xi):
         """The variables whose points are in the rows and their positions there."""
