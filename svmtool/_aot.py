@@ -82,11 +82,29 @@ def cpu_flags(path="/proc/cpuinfo"):
     return frozenset()
 
 
+def runnable_variants(variants, flags):
+    """The variants (manifest entries) whose CPU flags are all in ``flags``, plainest first."""
+    return [v for v in variants if set(v["needs"]) <= flags]
+
+
+def runnable_levels(manifest_path=MANIFEST):
+    """The CPU names (``generic`` for the plain one) of the built variants that this CPU runs,
+    plainest first; empty when there is no readable manifest."""
+    import json
+
+    try:
+        with open(manifest_path, encoding="utf-8") as fh:
+            variants = json.load(fh).get("variants", [])
+    except (OSError, ValueError):
+        return []
+    return [v["cpu"] or "generic" for v in runnable_variants(variants, cpu_flags())]
+
+
 def choose_variant(variants, flags, wanted=""):
     """The variant (a manifest entry: module, cpu, needs) to import: ``wanted`` names one by its
     CPU (``generic`` for the plain one), else the best whose flags this CPU has; (entry, None)
     or (None, why not)."""
-    runnable = [v for v in variants if set(v["needs"]) <= flags]
+    runnable = runnable_variants(variants, flags)
     if wanted:
         named = [v for v in variants if (v["cpu"] or "generic") == wanted]
         if not named:

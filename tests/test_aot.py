@@ -71,8 +71,7 @@ def _manifest():
 
 def _levels():
     """The CPU names of the extension's variants that this CPU runs, plainest first."""
-    flags = _aot.cpu_flags()
-    return [v["cpu"] or "generic" for v in _manifest()["variants"] if set(v["needs"]) <= flags]
+    return _aot.runnable_levels()
 
 
 def _both(data, tmp_path, command, which, options, every_level=False):

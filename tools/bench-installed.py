@@ -65,10 +65,7 @@ def commands(a, work):
 
 def wheel_levels(wheel_bin):
     """The CPU levels of the wheel's kernel extension that this CPU runs, plainest first."""
-    probe = ("import json, svmtool._aot as a; a.state(); f = a.cpu_flags(); "
-             "m = json.load(open(a.MANIFEST)); "
-             "print(' '.join(v['cpu'] or 'generic' for v in m['variants'] "
-             "if set(v['needs']) <= f))")
+    probe = "import svmtool._aot as a; print(' '.join(a.runnable_levels()))"
     done = subprocess.run([os.path.join(wheel_bin, "python"), "-c", probe], capture_output=True,
                           text=True, check=True, cwd=tempfile.gettempdir())
     return done.stdout.split()
