@@ -58,8 +58,10 @@ aot: $(AOT)
 anchors: | $(BIN)/python
 	@tools/install-anchors.sh "$(ANCHORS)" $(BIN)/python
 
+# the tests in a worker process per core (pytest-xdist; at most TEST_WORKERS)
+TEST_WORKERS ?= 4
 test: $(VENV)/.test anchors $(AOT)
-	PATH="$(ANCHORS)/bin:$$PATH" $(BIN)/python -m pytest -q
+	PATH="$(ANCHORS)/bin:$$PATH" $(BIN)/python -m pytest -q -n auto --maxprocesses=$(TEST_WORKERS)
 	PATH="$(ANCHORS)/bin:$$PATH" tools/wheel-check.sh $(PYTHON) dist
 
 # The demo runs its steps twice: once quietly to fill numba's cache (a new install compiles its

@@ -348,7 +348,7 @@ _SOUP = st.one_of(
 )
 
 _FLAGS = dict(zero_based=st.booleans(), comments=st.booleans())
-_SETTINGS = settings(max_examples=2500, deadline=None, database=None,
+_SETTINGS = settings(max_examples=1000, deadline=None, database=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -381,7 +381,7 @@ def test_random_floats_bit_identical(values, fmt):
     assert ref[0] == "ok"
 
 
-@settings(max_examples=150, deadline=None, database=None,
+@settings(max_examples=80, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(lines=st.lists(svm_text(), min_size=1, max_size=40), seed=st.integers(0, 2**32 - 1))
 def test_random_errors_in_a_long_valid_file(lines, seed):
