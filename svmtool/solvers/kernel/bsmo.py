@@ -95,8 +95,7 @@ def rows_overflow(n, l, cache_mb):
     rows, SVR's two variables of a point sharing one) exceed the ``-m`` cache: the
     batched solver shrinks only then (when every row stays cached, as ijcnn1's first 10,000
     rows in 1000 MB, shrinking's re-layouts and gradient rebuilds cost more than the shorter
-    rows save: measured 0.20-0.23 s against 0.14-0.19 s in process; on all 49,990 rows it saves
-    about a tenth)."""
+    rows save)."""
     return 4.0 * min(n, l) * l > cache_mb * (1 << 20)
 
 
@@ -142,8 +141,7 @@ def _mapped(count, dtype):
     malloc gives a C program's large blocks, without the transparent-huge-page advice numpy's
     allocator gives arrays of 4 MB and more.  Under the kernel's default THP settings (enabled
     and defrag "madvise") each first touch of such advised memory may compact memory to find a
-    huge page: on all of ijcnn1 the row cache's first touches cost 4.1-4.5 s of system time
-    against 0.9-1.0 s (the same rows and model)."""
+    huge page, which made the row cache's first touches most of a large run's system time."""
     nbytes = max(1, int(count) * np.dtype(dtype).itemsize)
     return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype, count=int(count))
 
