@@ -148,8 +148,8 @@ def _mapped(count, dtype):
 
 def _distinct(points, l):
     """The distinct values of ``points`` (data points, below ``l``), increasing: np.unique's
-    answer without its check for masked arrays, which imports numpy.ma (16 ms of a run's
-    start on a slow host)."""
+    answer without its check for masked arrays, which imports numpy.ma (tens of milliseconds
+    of a short run's start)."""
     if len(points) == 0:
         return points
     seen = np.zeros(l, dtype=bool)
@@ -177,7 +177,7 @@ class RowBuffer:
         self.pool = ThreadPoolExecutor(self.threads) if self.threads > 1 else None
         # the bulk products' dot products, one buffer for all of them: a fresh array each time
         # is fresh memory from the OS (tens of MB past glibc's mmap threshold), which the
-        # kernel zeroes page by page -- a third of the time on all of ijcnn1
+        # kernel zeroes page by page
         dense = kd.use_dense and not kd.precomputed
         self.dots_flat = _mapped(BULK_ROWS * kd.l, np.float64) if dense else None
         self.lay_out(np.arange(kd.l, dtype=np.int64))
