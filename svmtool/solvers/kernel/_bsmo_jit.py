@@ -12,7 +12,7 @@ gradient afterwards with one matrix product.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import exp_nonpositive, kernel_from_dot
+from svmtool.ops.kernels import exp_nonpositive_to32, kernel_from_dot
 from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
 
 INF = np.inf
@@ -98,10 +98,10 @@ def _clip_end(tt, lo, hi, lo_i, hi_i, ai, aj, yi, yj, c_i, c_j):
     return min(max(new_i, 0.0), c_i), min(max(new_j, 0.0), c_j)
 
 
-@njit
-def pair_step(K, y, C, alpha, G, i, j):
-    """The exact minimisation along (i, j) (alpha_i += y_i t, alpha_j -= y_j t), the set's
-    gradient updated."""
+@njit(inline="always")
+def _pair_alphas(K, y, C, alpha, G, i, j):
+    """The exact minimisation along (i, j) (alpha_i += y_i t, alpha_j -= y_j t): alpha_i and
+    alpha_j set; returns their changes times y (the set's gradient is not updated here)."""
     yi = y[i]
     yj = y[j]
     quad = K[i, i] + K[j, j] - 2.0 * K[i, j]
@@ -126,10 +126,101 @@ def pair_step(K, y, C, alpha, G, i, j):
     new_i, new_j = _clip_end(tt, lo, hi, lo_i, hi_i, ai, aj, yi, yj, c_i, c_j)
     alpha[i] = new_i
     alpha[j] = new_j
-    di = (new_i - ai) * yi
-    dj = (new_j - aj) * yj
+    return (new_i - ai) * yi, (new_j - aj) * yj
+
+
+@njit
+def pair_step(K, y, C, alpha, G, i, j):
+    """The exact minimisation along (i, j), the set's gradient updated."""
+    di, dj = _pair_alphas(K, y, C, alpha, G, i, j)
     for k in range(y.shape[0]):
         G[k] += y[k] * (di * K[i, k] + dj * K[j, k])
+
+
+@njit(inline="always")
+def _bias(a, y, c):
+    """(0 or -inf, 0 or -inf): whether the variable is in I_up, in I_low (0: it is)."""
+    up = a < c if y > 0.0 else a > 0.0
+    low = a > 0.0 if y > 0.0 else a < c
+    return (0.0 if up else -INF), (0.0 if low else -INF)
+
+
+@njit(inline="always")
+def _largest(v, n):
+    """max(v[:n]) (-inf for none), by four independent running maxima."""
+    m0 = m1 = m2 = m3 = -INF
+    k = 0
+    while k + 4 <= n:
+        a, b, c, d = v[k], v[k + 1], v[k + 2], v[k + 3]
+        m0 = a if a > m0 else m0
+        m1 = b if b > m1 else m1
+        m2 = c if c > m2 else m2
+        m3 = d if d > m3 else m3
+        k += 4
+    while k < n:
+        m0 = v[k] if v[k] > m0 else m0
+        k += 1
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    return m2 if m2 > m0 else m0
+
+
+@njit(inline="always")
+def _smallest(v, n):
+    """min(v[:n]) (+inf for none), by four independent running minima."""
+    m0 = m1 = m2 = m3 = INF
+    k = 0
+    while k + 4 <= n:
+        a, b, c, d = v[k], v[k + 1], v[k + 2], v[k + 3]
+        m0 = a if a < m0 else m0
+        m1 = b if b < m1 else m1
+        m2 = c if c < m2 else m2
+        m3 = d if d < m3 else m3
+        k += 4
+    while k < n:
+        m0 = v[k] if v[k] < m0 else m0
+        k += 1
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    return m2 if m2 < m0 else m0
+
+
+@njit(inline="always")
+def _last_equal(v, x):
+    """The last k with v[k] == x (-1: none)."""
+    at = -1
+    for k in range(v.shape[0]):
+        at = k if v[k] == x else at
+    return at
+
+
+@njit(inline="always")
+def _scan(K, y, G, up_bias, low_bias, f_up, f_low, i, j, di, dj):
+    """The last step's (i, j; -1: none) change added to G, then f_up = -y G over I_up and
+    f_low = y G over I_low (-inf elsewhere); returns their maxima."""
+    n = y.shape[0]
+    if i >= 0:
+        for k in range(n):
+            G[k] += y[k] * (di * K[i, k] + dj * K[j, k])
+    for k in range(n):
+        g = y[k] * G[k]
+        f_up[k] = up_bias[k] - g
+        f_low[k] = low_bias[k] + g
+    return _largest(f_up, n), _largest(f_low, n)
+
+
+@njit(inline="always")
+def _decreases(K, i, f_low, gmax, obj):
+    """obj[k] = the second-order decrease of the pair (i, k) for k in I_low with
+    gmax + y_k G_k > 0, +inf elsewhere; returns their minimum."""
+    n = f_low.shape[0]
+    kii = K[i, i]
+    for k in range(n):
+        diff = gmax + f_low[k]
+        quad = kii + K[k, k] - 2.0 * K[i, k]
+        quad = quad if quad > 0.0 else TAU
+        obj[k] = -diff * diff / quad if diff > 0.0 else INF
+    return _smallest(obj, n)
 
 
 @njit
@@ -137,11 +228,54 @@ def local_smo(K, y, C, alpha, G, nu, eps, frac, max_iter):
     """SMO over the set until its violation is below ``max(eps, frac * v0)`` (``v0`` its
     violation at the start, as ThunderSVM's local tolerance) or ``max_iter`` steps are done;
     returns (steps, v0)."""
+    if nu != 0:
+        return _local_smo_nu(K, y, C, alpha, G, eps, frac, max_iter)
+    n = y.shape[0]
+    f_up = np.empty(n)
+    f_low = np.empty(n)
+    obj = np.empty(n)
+    up_bias = np.empty(n)
+    low_bias = np.empty(n)
+    for k in range(n):
+        up_bias[k], low_bias[k] = _bias(alpha[k], y[k], C[k])
+    steps = 0
+    first = -INF
+    tol = eps
+    i = j = -1
+    di = dj = 0.0
+    while True:
+        # the pair of select_pair, by whole-set passes: i the last variable of the largest
+        # -y G in I_up, j the last of the smallest second-order decrease with it
+        gmax, gmax2 = _scan(K, y, G, up_bias, low_bias, f_up, f_low, i, j, di, dj)
+        if steps >= max_iter:
+            break
+        i = _last_equal(f_up, gmax) if gmax > -INF else -1
+        j = -1
+        if i >= 0:
+            best = _decreases(K, i, f_low, gmax, obj)
+            if best < INF:
+                j = _last_equal(obj, best)
+        viol = gmax + gmax2
+        if steps == 0:
+            first = viol
+            tol = max(eps, frac * viol)
+        if i < 0 or j < 0 or viol < tol:
+            break
+        di, dj = _pair_alphas(K, y, C, alpha, G, i, j)
+        up_bias[i], low_bias[i] = _bias(alpha[i], y[i], C[i])
+        up_bias[j], low_bias[j] = _bias(alpha[j], y[j], C[j])
+        steps += 1
+    return steps, first
+
+
+@njit
+def _local_smo_nu(K, y, C, alpha, G, eps, frac, max_iter):
+    """local_smo for the nu forms (the pairs of one sign, :func:`select_pair`)."""
     steps = 0
     first = -INF
     tol = eps
     while steps < max_iter:
-        i, j, viol = select_pair(K, y, C, alpha, G, nu)
+        i, j, viol = select_pair(K, y, C, alpha, G, 1)
         if steps == 0:
             first = viol
             tol = max(eps, frac * viol)
@@ -156,16 +290,30 @@ def local_smo(K, y, C, alpha, G, nu, eps, frac, max_iter):
 def point_sums(KB, slots, d, out, lo, hi):
     """out[s] = sum_r d[r] KB[slots[r], s] for the points lo <= s < hi, over the rows with
     d[r] != 0 (the change of the kernel expansion at every data point; float32 rows, double
-    sums, each in the order of r whatever the split into ranges)."""
+    sums, each in the order of r whatever the split into ranges).  Four rows a pass: the
+    partial sum of a point stays in a register over them, added to in the same order."""
+    moved = np.empty(slots.shape[0], dtype=np.int64)
+    m = 0
+    for r in range(slots.shape[0]):
+        if d[r] != 0.0:
+            moved[m] = r
+            m += 1
     for s in range(lo, hi):
         out[s] = 0.0
-    for r in range(slots.shape[0]):
-        dr = d[r]
-        if dr == 0.0:
-            continue
-        row = KB[slots[r]]
+    k = 0
+    while k + 4 <= m:
+        i0, i1, i2, i3 = moved[k], moved[k + 1], moved[k + 2], moved[k + 3]
+        r0, r1, r2, r3 = KB[slots[i0]], KB[slots[i1]], KB[slots[i2]], KB[slots[i3]]
+        w0, w1, w2, w3 = d[i0], d[i1], d[i2], d[i3]
+        for s in range(lo, hi):
+            out[s] = (((out[s] + w0 * r0[s]) + w1 * r1[s]) + w2 * r2[s]) + w3 * r3[s]
+        k += 4
+    while k < m:
+        row = KB[slots[moved[k]]]
+        dr = d[moved[k]]
         for s in range(lo, hi):
             out[s] += dr * row[s]
+        k += 1
 
 
 @njit
@@ -183,7 +331,7 @@ def gather_block(KB, slots, pts, order, out, lo, hi):
 def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
     """rows[slots[r]] = K(x_pts[r], x_t) for every point t from the dot products
     ``D[r, t] = x_pts[r]' x_t`` (one BLAS product) and the squared norms ``sq``, rounded to
-    float32 (rbf: the exponents, then :func:`exp_nonpositive` over the row)."""
+    float32 (rbf: the exponents, then :func:`exp_nonpositive_to32` over the row)."""
     n = D.shape[1]
     tmp = np.empty(n, dtype=np.float64)
     bits = np.empty(n, dtype=np.int64)
@@ -194,12 +342,10 @@ def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
             sp = sq[pts[r]]
             for t in range(n):
                 tmp[t] = -gamma * max(sp + sq[t] - 2.0 * d[t], 0.0)
-            exp_nonpositive(tmp, n, bits)
+            exp_nonpositive_to32(tmp, n, bits, row)
         else:
             for t in range(n):
-                tmp[t] = kernel_from_dot(d[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
-        for t in range(n):
-            row[t] = tmp[t]
+                row[t] = kernel_from_dot(d[t], 0.0, 0.0, ktype, gamma, coef0, degree, 0.0)
 
 
 @njit

@@ -61,6 +61,7 @@ LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first
 LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
 Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
+PIECE_ROWS = 32          # dense data: kernel rows per BLAS product, a thread's piece
 SPLIT_MIN = 1 << 16      # values per thread below which an element-wise pass is not split
 COMPACT_FRACTION = 0.5   # re-lay the rows out when the active points fall below this fraction
 
@@ -179,7 +180,7 @@ class RowBuffer:
         # is fresh memory from the OS (tens of MB past glibc's mmap threshold), which the
         # kernel zeroes page by page
         dense = kd.use_dense and not kd.precomputed
-        self.dots_flat = _mapped(BULK_ROWS * kd.l, np.float64) if dense else None
+        self.dots_flat = _mapped(self.threads * PIECE_ROWS * kd.l, np.float64) if dense else None
         self.lay_out(np.arange(kd.l, dtype=np.int64))
 
     def lay_out(self, points):
@@ -214,7 +215,8 @@ class RowBuffer:
             self.stamp[:k] = stamp
             self.slot_of[point] = np.arange(k, dtype=np.int64)
         if self.dots_flat is not None:
-            self.dots = self.dots_flat[:BULK_ROWS * m].reshape(BULK_ROWS, m)
+            t = self.threads
+            self.dots = self.dots_flat[:t * PIECE_ROWS * m].reshape(t, PIECE_ROWS, m)
             whole = m == kd.l
             self.denseT = kd.denseT if whole else np.ascontiguousarray(kd.denseT[:, points])
             sq = np.ascontiguousarray(kd.X.sq, dtype=np.float64)
@@ -260,19 +262,11 @@ class RowBuffer:
     def _compute(self, slots, pts):
         kd = self.kd
         self.computed += len(pts)
-        m = len(self.points)
         if kd.precomputed:
             self.rows[slots] = kd.kmat[pts][:, self.points]
             return
         if kd.use_dense:
-            kargs = kd.kargs()
-            at = self.pos[pts]          # (the row points are active: all in the layout)
-            for lo in range(0, len(pts), BULK_ROWS):
-                hi = min(len(pts), lo + BULK_ROWS)
-                D = np.matmul(kd.dense[pts[lo:hi]], self.denseT, out=self.dots[:hi - lo])
-                p, s = at[lo:hi], slots[lo:hi]
-                self.split(lambda a, b, D=D, p=p, s=s: rows_from_dots(
-                    D[a:b], p[a:b], s[a:b], self.sq_cols, *kargs, self.rows), hi - lo, m)
+            self._compute_dense(slots, pts, self.pos[pts])   # (row points are in the layout)
             return
         for lo in range(0, len(pts), BULK_ROWS):
             hi = min(len(pts), lo + BULK_ROWS)
@@ -281,6 +275,32 @@ class RowBuffer:
             block = kernel_block_threads(kd.X, self.points, kd.X, pts[lo:hi], self.kernel,
                                          threads=kd.threads)
             self.rows[slots[lo:hi]] = block.T
+
+    def _compute_dense(self, slots, pts, at):
+        """The rows of data points ``pts`` (at the layout's positions ``at``) into ``slots``, by
+        pieces of PIECE_ROWS rows (one BLAS product of their dense rows with all the layout's
+        points, then the kernel applied by :func:`rows_from_dots`), the pieces shared out over
+        the threads in consecutive runs, each thread with its own product buffer: a piece is
+        computed the same way whichever thread takes it."""
+        kargs = self.kd.kargs()
+        dense = self.kd.dense
+        starts = range(0, len(at), PIECE_ROWS)
+
+        def run(w, first, last):
+            D = self.dots[w]
+            for lo in starts[first:last]:
+                hi = min(len(at), lo + PIECE_ROWS)
+                np.matmul(dense[pts[lo:hi]], self.denseT, out=D[:hi - lo])
+                rows_from_dots(D[:hi - lo], at[lo:hi], slots[lo:hi], self.sq_cols, *kargs,
+                               self.rows)
+
+        t = min(len(self.dots), len(starts))
+        if t <= 1 or self.pool is None:
+            run(0, 0, len(starts))
+            return
+        cuts = np.linspace(0, len(starts), t + 1).astype(np.int64)
+        for f in [self.pool.submit(run, w, int(cuts[w]), int(cuts[w + 1])) for w in range(t)]:
+            f.result()
 
 
 @dataclass
