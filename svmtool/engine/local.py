@@ -61,7 +61,6 @@ a visible share of a pass over a small data set cut into many blocks)::
 Per-block buffers are kept and reused between passes.
 """
 
-import contextlib
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -69,7 +68,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.cores import available_cores  # noqa: F401  (the engine's callers use it here)
+from svmtool.ops.cores import assume_idle, available_cores, core_free  # noqa: F401  (the
+# engine's callers use them here)
 
 # Fewer stored values than this per block and the thread hand-off costs more than it saves.
 MIN_BLOCK_NNZ = 1 << 15
@@ -81,35 +81,6 @@ _ONE = np.uint64(1)
 
 _POOLS = {}
 _POOLS_LOCK = threading.Lock()
-
-
-_IDLE = threading.Event()       # set while assume_idle() is in force
-
-
-@contextlib.contextmanager
-def assume_idle():
-    """Within this block :func:`core_free` answers yes whatever the load: the kernel
-    extension's build runs the commands this way, so that the paths which split work over two
-    threads when a core is free are taken, and their kernels compiled, on a busy builder too."""
-    _IDLE.set()
-    try:
-        yield
-    finally:
-        _IDLE.clear()
-
-
-def core_free():
-    """Whether another core is idle now: the load average of the last minute (which counts
-    this process's running thread) at most the cores less one half.  For work that pays for
-    a second thread only when it gets a core of its own (a thread waiting for a busy core
-    turns the split into a loss: OCAS on news20 on two busy cores spent more CPU and more wall
-    time with the working set's passes split than without)."""
-    if _IDLE.is_set():
-        return True
-    try:
-        return os.getloadavg()[0] <= available_cores() - 0.5
-    except (AttributeError, OSError):
-        return True
 
 
 def _pool(workers):

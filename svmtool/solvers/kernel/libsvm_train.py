@@ -65,15 +65,16 @@ class Setup:
         if self.ktype == 4:
             self.pre = precomputed_columns(problem)
 
-    def data(self, rows, cache_mb=None):
-        """KernelData of the given rows (indices into the problem)."""
+    def data(self, rows, threads=None):
+        """KernelData of the given rows (indices into the problem), its passes on ``threads``
+        threads (None: the default count)."""
         rows = np.asarray(rows, dtype=np.int64)
         Xs = take_rows(self.X, rows)
         kmat = None
         if self.pre is not None:
             D, serial = self.pre
             kmat = D[np.ix_(rows, serial[rows])]
-        return smo.KernelData(Xs, self.kernel, kmat)
+        return smo.KernelData(Xs, self.kernel, kmat, threads)
 
     def weights_of(self, rows):
         """The instance weights of these problem rows (None: every row weighs 1)."""
@@ -93,7 +94,7 @@ class Setup:
         p = self.params if params is None else params
         return {"eps": float(p.eps), "shrinking": bool(p.shrinking),
                 "cache_mb": float(p.kernel.cache_mb), "max_iter": p.max_iter,
-                "deadline": p.deadline}
+                "deadline": p.deadline, "threads": p.threads}
 
 
 def precomputed_columns(problem):
@@ -118,9 +119,9 @@ def precomputed_columns(problem):
 # ------------------------------------------------------------------------------------------------
 
 def _solve(setup, rows, svm_type, yb, Cp, Cn, kw):
-    kd = setup.data(rows)
-    p = setup.params
     kw = dict(kw, W=setup.weights_of(rows))
+    kd = setup.data(rows, kw.pop("threads", None))
+    p = setup.params
     if svm_type == "c_svc":
         return smo.solve_c_svc(kd, yb, Cp, Cn, **kw)
     if svm_type == "nu_svc":
@@ -229,7 +230,9 @@ def _train_pairs(problem, params, svm_type, setup, callback):
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
     n_thr = min(n_threads(params.threads), len(pairs))
     kw = setup.solve_kw()
-    pair_kw = kw if n_thr <= 1 else dict(kw, cache_mb=kw["cache_mb"] / n_thr)
+    # pairs at once on n_thr threads: each its share of the cache and of the threads
+    pair_kw = kw if n_thr <= 1 else dict(kw, cache_mb=kw["cache_mb"] / n_thr,
+                                         threads=max(1, n_threads(params.threads) // n_thr))
     lines = []
     if K == 1:
         lines.append("WARNING: training data in only one class. See README for details.")

@@ -86,7 +86,7 @@ class KernelData:
     """The rows of one problem as the jitted loop sees them (CSR, dense copies, or the given
     kernel matrix of ``-t 4``)."""
 
-    def __init__(self, X: Rows, kernel: Kernel, kmat=None):
+    def __init__(self, X: Rows, kernel: Kernel, kmat=None, threads=None):
         self.X = X
         self.kernel = kernel
         self.l = X.n_rows
@@ -108,7 +108,9 @@ class KernelData:
             self.ci = np.zeros(0, dtype=np.int64)
             self.cv = np.zeros(0)
         self.diag = kernel_diag(X.indptr, X.indices, X.data, X.sq, self.kmat, *self.kargs())
-        self.threads = None      # of the kernel expansions (gradient rebuilds); None: all cores
+        # of the batched solver's row computations and sums and of the kernel expansions
+        # (gradient rebuilds); None: svmtool.ops.kernels.n_threads's default
+        self.threads = threads
 
     def kargs(self):
         k = self.kernel
