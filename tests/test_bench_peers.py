@@ -173,9 +173,11 @@ def test_kernel_peers_quick_run_skips_an_absent_sklearnex_in_one_line(tmp_path, 
     assert len(skipped) == 1 and skipped[0].startswith("sklearnex skipped: "), skipped
     text = res.stdout
     rows = {r["runner"]: r for r in report.parse_markdown_table(text[text.index("| data |"):])}
-    assert set(rows) == {"svmtool train -s c_svc", "*sklearn SVC command*",
-                         "*sklearn SVC command, dense*"}
+    assert set(rows) == {"svmtool train -s c_svc", "svmtool train -s c_svc --threads 1",
+                         "*sklearn SVC command*", "*sklearn SVC command, dense*"}
     ours = rows["svmtool train -s c_svc"]
+    one = rows["svmtool train -s c_svc --threads 1"]     # the same run on one thread
+    assert one["primal objective"] == ours["primal objective"] and one["iters"] == ours["iters"]
     for name in ("*sklearn SVC command*", "*sklearn SVC command, dense*"):
         svc = rows[name]
         assert abs(float(ours["primal objective"]) - float(svc["primal objective"])) <= 1e-3 * abs(

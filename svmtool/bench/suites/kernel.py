@@ -121,6 +121,7 @@ def _peer_cases(w):
         for title, head in sizes:
             out.append(Case(title, BenchConfig(
                 train=tr, test=te, name=title, solvers=["c_svc"], head=head, end_to_end=True,
+                variants=[Variant("c_svc", "c_svc --threads 1", {"threads": 1})],
                 against=["svm-train", "sklearn-svc", "sklearn-svc-dense", "sklearnex",
                          "sklearnex-dense"], trace=False, memory=False,
                 interleave=True, **kw)))
@@ -138,6 +139,7 @@ register(Suite(
     "model): `svmtool train -s c_svc -c 32 -t 2 -g 2 -m 1000 -B -1` (svmtool's "
     "LIBSVM-compatible SMO, no kernel bias; from 5,000 variables on it works on batched "
     "working sets, svmtool/solvers/kernel/bsmo.py; `svmtool svm-train` runs the same solver), "
+    "with its default threads (the cores this process may use) and with `--threads 1`, "
     "LIBSVM's `svm-train -c 32 -g 2 -m 1000`, and for scikit-learn's `SVC(C=32, gamma=2, "
     "cache_size=1000)` and scikit-learn-intelex's (`sklearnex.svm.SVC`, oneDAL, its own "
     "threads: all cores) a Python process that imports it, reads the file with "
