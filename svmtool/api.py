@@ -391,9 +391,9 @@ def _class_workers(params, spec, n_tasks, indptr):
         return 1, None
     if int(indptr[-1] - indptr[0]) < OVR_THREAD_MIN_NNZ:
         return 1, None
-    from svmtool.engine.local import available_cores
+    from svmtool.ops.cores import default_threads
 
-    want = available_cores() if params.threads is None else int(params.threads)
+    want = default_threads() if params.threads is None else int(params.threads)
     workers = max(1, min(want, n_tasks))
     return workers, max(1, want // workers)
 

@@ -173,7 +173,9 @@ OPTIONS = (
            "options.", field="liblinear_rng", default=False),
     Option(("--no-shrinking",), "Turn the shrinking heuristic off.", field="shrinking",
            default=True, invert=True, name="no_shrinking"),
-    Option(("--threads",), "Threads for reading, row passes and one-vs-rest classes.",
+    Option(("--threads",), "Threads for reading, row passes, one-vs-rest classes, one-vs-one "
+           "pairs and the kernel solvers' row work (default: the cores this process may use, or "
+           "one while the last minute's load leaves no core free).",
            field="threads", type=int, check=_AT_LEAST_1, sklearn="threads"),
     Option(("--out-of-core", "--in-memory"), "Train from the binary cache (or shard index) "
            "TRAIN in blocks, without loading it (default: when it is larger than "

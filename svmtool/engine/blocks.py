@@ -35,7 +35,7 @@ import mmap as _mmap
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.engine.local import (_matvec_group, _pool, _rmatvec_group, available_cores,
+from svmtool.engine.local import (_matvec_group, _pool, _rmatvec_group, default_threads,
                                   matvec_args, rmatvec_args)
 from svmtool.engine.memory import _mmap_of, available_memory, mapped_file  # noqa: F401
 
@@ -158,7 +158,7 @@ class BlockOracle:
         self.n_blocks = max(1, len(self.limits) - 1)
         self._block_arrays(cap)
         self.sub = self._sub_blocks()
-        want = available_cores() if threads is None else max(1, int(threads))
+        want = default_threads() if threads is None else max(1, int(threads))
         self.threads = int(min(want, SUB_BLOCKS))
         cuts = [t * SUB_BLOCKS // self.threads for t in range(self.threads + 1)]
         self._groups = [(cuts[t], cuts[t + 1]) for t in range(self.threads)]

@@ -68,8 +68,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.cores import assume_idle, available_cores, core_free  # noqa: F401  (the
-# engine's callers use them here)
+from svmtool.ops.cores import (  # noqa: F401  (the engine's callers use them here)
+    assume_idle, available_cores, core_free, default_threads)
 
 # Fewer stored values than this per block and the thread hand-off costs more than it saves.
 MIN_BLOCK_NNZ = 1 << 15
@@ -237,7 +237,7 @@ class LocalOracle:
         if n_blocks is None:
             n_blocks = default_blocks(self.nnz, n_features, min_block_nnz)
         self.n_blocks = int(max(1, min(int(n_blocks), max(self.n_rows, 1))))
-        want = available_cores() if threads is None else max(1, int(threads))
+        want = default_threads() if threads is None else max(1, int(threads))
         self.threads = int(min(want, self.n_blocks))
         self.bounds = np.ascontiguousarray(split_rows(indptr, self.n_blocks)).view(np.uint64)
         self._lims = [(self.bounds[b], self.bounds[b + 1]) for b in range(self.n_blocks)]

@@ -16,6 +16,13 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
+def default_threads():
+    """The thread count of a run that names none (``--threads`` unset): the cores this process
+    may use, or one while :func:`core_free` says the machine has no core to spare (threads that
+    wait for a busy core make a split pass slower than one thread)."""
+    return available_cores() if core_free() else 1
+
+
 _IDLE = threading.Event()       # set while assume_idle() is in force
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.ops.blas import blas_single_thread
-from svmtool.ops.cores import available_cores, core_free
+from svmtool.ops.cores import default_threads
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid")   # the kernels computed here
@@ -394,11 +394,10 @@ class Rows:
 
 
 def n_threads(threads=None):
-    """``threads``, or (None) the cores this process may use -- one when the machine is busy
-    (:func:`svmtool.ops.cores.core_free`)."""
+    """``threads``, or (None) :func:`svmtool.ops.cores.default_threads`."""
     if threads is not None:
         return max(1, int(threads))
-    return available_cores() if core_free() else 1
+    return default_threads()
 
 
 def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out=None):

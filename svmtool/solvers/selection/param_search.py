@@ -352,6 +352,6 @@ def folds_at(folds, C, pool=None):
 
 
 def api_threads(threads):
-    from svmtool.engine.local import available_cores
+    from svmtool.ops.cores import default_threads
 
-    return available_cores() if threads is None else max(1, int(threads))
+    return default_threads() if threads is None else max(1, int(threads))
