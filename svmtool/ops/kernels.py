@@ -201,36 +201,6 @@ def exp_nonpositive(x, n, bits):
         x[t] *= scale[t]
 
 
-@njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})   # no reassociation
-def exp_nonpositive_to32(x, n, bits, out):
-    """out[:n] = float32(exp(x[:n])) for x <= 0, x overwritten; ``bits``: int64 work array of
-    at least n.  :func:`exp_nonpositive`'s reduction with the Taylor series to r^9 only
-    (truncation below 7e-12 relative, far below float32's half ulp of 6e-8), the product with
-    2^k and the rounding to float32 in one pass: for values that are stored as floats."""
-    scale = bits.view(np.float64)
-    for t in range(n):
-        v = min(max(x[t], -708.0), 0.0)
-        s = v * _LOG2E + _ROUND
-        k = s - _ROUND
-        r = (v - k * _LN2_HI) - k * _LN2_LO
-        p = 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
-        scale[t] = s
-        x[t] = p
-    for t in range(n):
-        bits[t] = (bits[t] - _ROUND_BITS + 1023) << 52
-    for t in range(n):
-        out[t] = np.float32(x[t] * scale[t])
-
-
 @njit(inline="always")
 def sq_dist_row(denseT, i, n, tmp):
     """tmp[t] = |x_i - x_t|^2 for t < n, feature by feature over the feature-major dense copy

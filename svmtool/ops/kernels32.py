@@ -3,7 +3,8 @@ centre of DC-SVM's clustering pass and of its early model
 (:func:`svmtool.ops.centres.nearest_centres`), the gradient expansions of DC-SVM's conquer
 step (:func:`svmtool.solvers.dcsvm.dcsvm_conquer.conquer`) and the kernel rows of the
 subproblems of DC-SVM's early level (:func:`rbf_row32`, the kernel CD solver's ``single``
-rows).
+rows).  :func:`exp_nonpositive_to32` is the other way round: exponentials in double, rounded to
+float32 on the way out, for the rows the batched SMO stores as floats (LIBSVM's Qfloat).
 
 LIBSVM keeps its kernel values in floats (Qfloat) and adds them into a double gradient;
 svmtool's solvers keep theirs in doubles.  A nearest centre compares sums of kernel values
@@ -18,7 +19,8 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (_PIECE_VALUES, RBF, dense_pieces, kernel_expansion, n_threads,
+from svmtool.ops.kernels import (_LN2_HI, _LN2_LO, _LOG2E, _PIECE_VALUES, _ROUND, _ROUND_BITS,
+                                 RBF, dense_pieces, kernel_expansion, n_threads,
                                  row_ranges_on_threads, sq_dist_row)
 
 # exp in single precision: exponents clipped to [-87, 0] (exp(-87) = 1.6e-38, the smallest normal
@@ -57,6 +59,36 @@ def exp_nonpositive32(x, n, bits):
         x[t] = p
     for t in range(n):
         x[t] *= scale[t]
+
+
+@njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})   # no reassociation
+def exp_nonpositive_to32(x, n, bits, out):
+    """out[:n] = float32(exp(x[:n])) for x <= 0, x overwritten; ``bits``: int64 work array of
+    at least n.  :func:`svmtool.ops.kernels.exp_nonpositive`'s reduction with the Taylor series to r^9 only
+    (truncation below 7e-12 relative, far below float32's half ulp of 6e-8), the product with
+    2^k and the rounding to float32 in one pass: for values that are stored as floats."""
+    scale = bits.view(np.float64)
+    for t in range(n):
+        v = min(max(x[t], -708.0), 0.0)
+        s = v * _LOG2E + _ROUND
+        k = s - _ROUND
+        r = (v - k * _LN2_HI) - k * _LN2_LO
+        p = 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        scale[t] = s
+        x[t] = p
+    for t in range(n):
+        bits[t] = (bits[t] - _ROUND_BITS + 1023) << 52
+    for t in range(n):
+        out[t] = np.float32(x[t] * scale[t])
 
 
 @njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"}, inline="always")

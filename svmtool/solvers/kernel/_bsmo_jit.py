@@ -12,7 +12,8 @@ gradient afterwards with one matrix product.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import exp_nonpositive_to32, kernel_from_dot
+from svmtool.ops.kernels import kernel_from_dot
+from svmtool.ops.kernels32 import exp_nonpositive_to32
 from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
 
 INF = np.inf

@@ -10,10 +10,12 @@ only the way there differs.  Each outer step
    form) --, the other half kept from the previous set (its free variables first), as
    ThunderSVM does; the first set is all new;
 2. computes the kernel rows of the new variables' data points over all points in bulk (dense
-   or narrow data: one BLAS product of their rows with all rows, the kernel applied in a jitted
-   pass; sparse data: :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of
-   augmented rows or the jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows of ``-m`` MB (:class:`RowBuffer`), where the
-   rows of the kept variables, and of variables that come back, are found again;
+   or narrow data: pieces of PIECE_ROWS rows, each one BLAS product of their rows with all
+   rows and the kernel applied in a jitted pass, on the threads; sparse data:
+   :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of augmented rows or the
+   jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows
+   of ``-m`` MB (:class:`RowBuffer`), where the rows of the kept variables, and of variables
+   that come back, are found again;
 3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
    memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
    within the set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
@@ -60,7 +62,7 @@ from svmtool.solvers.kernel._smo_jit import max_violation
 LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
 LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
 Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
-BULK_ROWS = 128          # kernel rows per bulk product (bounds its double-precision result)
+BULK_ROWS = 128          # sparse data: kernel rows per bulk product (bounds its double result)
 PIECE_ROWS = 32          # dense data: kernel rows per BLAS product, a thread's piece
 SPLIT_MIN = 1 << 16      # values per thread below which an element-wise pass is not split
 COMPACT_FRACTION = 0.5   # re-lay the rows out when the active points fall below this fraction
