@@ -69,9 +69,9 @@ def read_training_data(ctx, job):
     info(ctx, f"read {prob.n_rows} examples, {prob.n_features} features, {prob.nnz} non-zeros "
               f"{timed_note(t_read, jit_since(jit0))}", job.quiet)
     if model_format in ("svmlight", "svmperf") and spec.task == "classification":
-        import numpy as np
+        from svmtool.labels import distinct_values
 
-        k = len(np.unique(prob.y))
+        k = len(distinct_values(prob.y))
         if k > 2:
             raise ParameterError(f"--model-format {model_format} holds one decision function:"
                                  f" it cannot hold a model of {k} classes (use the "
@@ -202,12 +202,13 @@ def _record_data(rec, job, prob, t_read):
     import numpy as np
 
     from svmtool.cli.retrain import file_facts
+    from svmtool.labels import distinct_values
 
     size, digest = file_facts(job.train_file)
     rec["data"].update({"size": size, "sha256": digest, "n": prob.n_rows,
                         "d": prob.n_features, "nnz": prob.nnz})
     if job.spec.task != "ranking":
-        rec["data"]["classes"] = sorted(float(v) for v in np.unique(prob.y))
+        rec["data"]["classes"] = [float(v) for v in distinct_values(prob.y)]
     if prob.weights is not None:
         # the instance weights trained with: where from, and their sum (a changed file shows)
         _, w_digest = file_facts(job.weight_file)
