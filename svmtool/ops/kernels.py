@@ -170,15 +170,30 @@ _ROUND = 6755399441055744.0                 # 1.5 * 2^52: x + _ROUND rounds x to
 _ROUND_BITS = 4843621399236968448           # its bits as an int64
 
 
+@njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"}, inline="always")
+def exp_reduced(x):
+    """(s, r) of x clamped to [-708, 0]: x = k ln2 + r, |r| <= ln2 / 2, k held in the last bits
+    of s = k + 1.5 * 2^52 (:func:`exp_scales` turns s's bits into 2^k)."""
+    v = min(max(x, -708.0), 0.0)
+    s = v * _LOG2E + _ROUND
+    k = s - _ROUND
+    return s, (v - k * _LN2_HI) - k * _LN2_LO
+
+
+@njit(inline="always")
+def exp_scales(bits, n):
+    """bits[:n], the int64 view of the s values of :func:`exp_reduced`, made the float64
+    bits of 2^k."""
+    for t in range(n):
+        bits[t] = (bits[t] - _ROUND_BITS + 1023) << 52
+
+
 @njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})   # no reassociation
 def exp_nonpositive(x, n, bits):
     """x[:n] = exp(x[:n]) for x <= 0, in place; ``bits``: int64 work array of at least n."""
     scale = bits.view(np.float64)
     for t in range(n):
-        v = min(max(x[t], -708.0), 0.0)
-        s = v * _LOG2E + _ROUND
-        k = s - _ROUND
-        r = (v - k * _LN2_HI) - k * _LN2_LO
+        s, r = exp_reduced(x[t])
         p = 1.0 / 6227020800.0
         p = p * r + 1.0 / 479001600.0
         p = p * r + 1.0 / 39916800.0
@@ -195,8 +210,7 @@ def exp_nonpositive(x, n, bits):
         p = p * r + 1.0
         scale[t] = s
         x[t] = p
-    for t in range(n):
-        bits[t] = (bits[t] - _ROUND_BITS + 1023) << 52
+    exp_scales(bits, n)
     for t in range(n):
         x[t] *= scale[t]
 

@@ -19,9 +19,9 @@ import math
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (_LN2_HI, _LN2_LO, _LOG2E, _PIECE_VALUES, _ROUND, _ROUND_BITS,
-                                 RBF, dense_pieces, kernel_expansion, n_threads,
-                                 row_ranges_on_threads, sq_dist_row)
+from svmtool.ops.kernels import (_PIECE_VALUES, RBF, dense_pieces, exp_reduced, exp_scales,
+                                 kernel_expansion, n_threads, row_ranges_on_threads,
+                                 sq_dist_row)
 
 # exp in single precision: exponents clipped to [-87, 0] (exp(-87) = 1.6e-38, the smallest normal
 # float32 is 1.2e-38), 2^k split off, exp(r) for |r| <= ln(2)/2 by its Taylor polynomial of
@@ -64,15 +64,12 @@ def exp_nonpositive32(x, n, bits):
 @njit(fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})   # no reassociation
 def exp_nonpositive_to32(x, n, bits, out):
     """out[:n] = float32(exp(x[:n])) for x <= 0, x overwritten; ``bits``: int64 work array of
-    at least n.  :func:`svmtool.ops.kernels.exp_nonpositive`'s reduction with the Taylor series to r^9 only
-    (truncation below 7e-12 relative, far below float32's half ulp of 6e-8), the product with
-    2^k and the rounding to float32 in one pass: for values that are stored as floats."""
+    at least n.  :func:`svmtool.ops.kernels.exp_nonpositive`'s reduction with the Taylor series
+    to r^9 only (truncation below 7e-12 relative, far below float32's half ulp of 6e-8), the
+    product with 2^k and the rounding to float32 in one pass: for values stored as floats."""
     scale = bits.view(np.float64)
     for t in range(n):
-        v = min(max(x[t], -708.0), 0.0)
-        s = v * _LOG2E + _ROUND
-        k = s - _ROUND
-        r = (v - k * _LN2_HI) - k * _LN2_LO
+        s, r = exp_reduced(x[t])
         p = 1.0 / 362880.0
         p = p * r + 1.0 / 40320.0
         p = p * r + 1.0 / 5040.0
@@ -85,8 +82,7 @@ def exp_nonpositive_to32(x, n, bits, out):
         p = p * r + 1.0
         scale[t] = s
         x[t] = p
-    for t in range(n):
-        bits[t] = (bits[t] - _ROUND_BITS + 1023) << 52
+    exp_scales(bits, n)
     for t in range(n):
         out[t] = np.float32(x[t] * scale[t])
 

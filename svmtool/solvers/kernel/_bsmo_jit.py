@@ -147,43 +147,25 @@ def _bias(a, y, c):
 
 
 @njit(inline="always")
-def _largest(v, n):
-    """max(v[:n]) (-inf for none), by four independent running maxima."""
+def _largest(v, n, sign):
+    """max(sign * v[:n]) (-inf for none; ``sign`` 1 or -1, so -_largest(v, n, -1) is the
+    minimum), by four independent running maxima."""
     m0 = m1 = m2 = m3 = -INF
     k = 0
     while k + 4 <= n:
-        a, b, c, d = v[k], v[k + 1], v[k + 2], v[k + 3]
+        a, b, c, d = sign * v[k], sign * v[k + 1], sign * v[k + 2], sign * v[k + 3]
         m0 = a if a > m0 else m0
         m1 = b if b > m1 else m1
         m2 = c if c > m2 else m2
         m3 = d if d > m3 else m3
         k += 4
     while k < n:
-        m0 = v[k] if v[k] > m0 else m0
+        a = sign * v[k]
+        m0 = a if a > m0 else m0
         k += 1
     m0 = m1 if m1 > m0 else m0
     m2 = m3 if m3 > m2 else m2
     return m2 if m2 > m0 else m0
-
-
-@njit(inline="always")
-def _smallest(v, n):
-    """min(v[:n]) (+inf for none), by four independent running minima."""
-    m0 = m1 = m2 = m3 = INF
-    k = 0
-    while k + 4 <= n:
-        a, b, c, d = v[k], v[k + 1], v[k + 2], v[k + 3]
-        m0 = a if a < m0 else m0
-        m1 = b if b < m1 else m1
-        m2 = c if c < m2 else m2
-        m3 = d if d < m3 else m3
-        k += 4
-    while k < n:
-        m0 = v[k] if v[k] < m0 else m0
-        k += 1
-    m0 = m1 if m1 < m0 else m0
-    m2 = m3 if m3 < m2 else m2
-    return m2 if m2 < m0 else m0
 
 
 @njit(inline="always")
@@ -207,7 +189,7 @@ def _scan(K, y, G, up_bias, low_bias, f_up, f_low, i, j, di, dj):
         g = y[k] * G[k]
         f_up[k] = up_bias[k] - g
         f_low[k] = low_bias[k] + g
-    return _largest(f_up, n), _largest(f_low, n)
+    return _largest(f_up, n, 1.0), _largest(f_low, n, 1.0)
 
 
 @njit(inline="always")
@@ -221,7 +203,7 @@ def _decreases(K, i, f_low, gmax, obj):
         quad = kii + K[k, k] - 2.0 * K[i, k]
         quad = quad if quad > 0.0 else TAU
         obj[k] = -diff * diff / quad if diff > 0.0 else INF
-    return _smallest(obj, n)
+    return -_largest(obj, n, -1.0)
 
 
 @njit

@@ -234,11 +234,16 @@ class RowBuffer:
         """``fn(a, b)`` over [0, n) in as many consecutive ranges as threads (of at least
         SPLIT_MIN values, ``per_item`` values an item), on the pool; returns when all ran."""
         t = min(self.threads, max(1, n * per_item // SPLIT_MIN), n)
+        self.in_parts(lambda w, a, b: fn(a, b), n, t)
+
+    def in_parts(self, fn, n, t):
+        """``fn(w, a, b)`` for the ``t`` consecutive ranges [a, b) of [0, n), the w-th on a
+        thread of the pool (all in this thread when t <= 1); returns when all ran."""
         if t <= 1 or self.pool is None:
-            fn(0, n)
+            fn(0, 0, n)
             return
         cuts = np.linspace(0, n, t + 1).astype(np.int64)
-        for f in [self.pool.submit(fn, int(cuts[k]), int(cuts[k + 1])) for k in range(t)]:
+        for f in [self.pool.submit(fn, w, int(cuts[w]), int(cuts[w + 1])) for w in range(t)]:
             f.result()
 
     def place(self, pts):
@@ -296,13 +301,7 @@ class RowBuffer:
                 rows_from_dots(D[:hi - lo], at[lo:hi], slots[lo:hi], self.sq_cols, *kargs,
                                self.rows)
 
-        t = min(len(self.dots), len(starts))
-        if t <= 1 or self.pool is None:
-            run(0, 0, len(starts))
-            return
-        cuts = np.linspace(0, len(starts), t + 1).astype(np.int64)
-        for f in [self.pool.submit(run, w, int(cuts[w]), int(cuts[w + 1])) for w in range(t)]:
-            f.result()
+        self.in_parts(run, len(starts), min(len(self.dots), len(starts)))
 
 
 @dataclass
