@@ -24,6 +24,7 @@ line and no model is written.
 """
 
 import threading
+import uuid
 
 import numpy as np
 
@@ -262,17 +263,24 @@ def prediction_pieces(files, chunk_bytes):
     return pieces
 
 
+def t_model(model):
+    """``model`` itself, as a task's result: dask computes it again if every worker holding it
+    dies (scattered data has no lineage, and dask's memory manager drops its extra copies)."""
+    return model
+
+
 def predict_in_order(session, pieces, model, window=None):
     """Yield ``t_predict``'s results for ``pieces`` in row order: one task per piece, the model
-    sent to every worker once; at most ``window`` pieces (default: two per worker) are
-    computed ahead of the one being yielded, so the driver holds a few pieces' results."""
+    the result of one ``t_model`` task (copied to each worker that needs it); at most
+    ``window`` pieces (default: two per worker) are computed ahead of the one being yielded,
+    so the driver holds a few pieces' results."""
     from collections import deque
 
     client = session.client
     workers = session.workers()
     if not workers:
         raise ClusterError(f"dask: the cluster at {session.address} has no workers")
-    [shared] = client.scatter([model], broadcast=True, hash=False)
+    shared = client.submit(t_model, model, pure=False, key=f"svmtool-model-{uuid.uuid4().hex}")
     window = max(1, window or 2 * len(workers))
     todo = deque()
     it = iter(pieces)
