@@ -160,6 +160,36 @@ def test_threads_change_no_bit(heart, name, monkeypatch):
     assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations
 
 
+@pytest.mark.parametrize("name", ["c_svc", "epsilon_svr"])
+def test_cheap_rows_held_for_two_sets_change_no_bit(heart, name, monkeypatch):
+    """Narrow dense rows (heart_scale's 13 features) are held for SLOTS_PER_SET working sets
+    only, whatever ``-m`` allows: the solver computes more of them again, and every value is
+    the one a cache holding every row gives (coefficients, offset, objective, steps)."""
+    _, run = CASES[name]
+    out = []
+    for per_set in (bsmo.SLOTS_PER_SET, 10 ** 6):
+        monkeypatch.setattr(bsmo, "SLOTS_PER_SET", per_set)
+        kd = _kd(heart)
+        assert bsmo.row_slots(kd, 32, 100.0) == min(kd.l, per_set * 32)
+        sol = run(kd, heart, dict(eps=1e-4, working_set="batched", q=32, cache_mb=100.0))
+        assert sol.converged and sol.extra["outer"] > 3
+        out.append(sol)
+    assert out[0].extra["rows_computed"] > out[1].extra["rows_computed"]
+    assert np.array_equal(out[0].coef, out[1].coef) and out[0].rho == out[1].rho
+    assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations
+
+
+def test_wide_or_sparse_rows_fill_the_cache():
+    """Rows that cost more than their memory (sparse ones, or dense ones wider than
+    CHEAP_ROW_FEATURES) keep LIBSVM's rule: as many as ``-m`` holds."""
+    prob = load_svmlight(DATA / "a9a")
+    X, _ = _head(prob, 2000)
+    kd = smo.KernelData(X, Kernel(2, 0.05, 0.0, 3, 0.0))
+    assert not (kd.use_dense and kd.dense.shape[1] <= bsmo.CHEAP_ROW_FEATURES)
+    assert bsmo.row_slots(kd, 32, 100.0) == 2000
+    assert bsmo.row_slots(kd, 32, 1.0) == (1 << 20) // (4 * 2000)
+
+
 def _head(prob, n):
     ip = prob.indptr[:n + 1]
     X = Rows(ip, prob.indices[:ip[-1]], prob.data[:ip[-1]], n_features=prob.n_features)

@@ -65,6 +65,8 @@ Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # sparse data: kernel rows per bulk product (bounds its double result)
 PIECE_ROWS = 32          # dense data: kernel rows per BLAS product, a thread's piece
 SPLIT_MIN = 1 << 16      # values per thread below which an element-wise pass is not split
+CHEAP_ROW_FEATURES = 32  # dense rows this narrow cost about their memory's first touch
+SLOTS_PER_SET = 2        # ... and are held for this many working sets at most (row_slots)
 COMPACT_FRACTION = 0.5   # re-lay the rows out when the active points fall below this fraction
 
 
@@ -91,6 +93,19 @@ def working_set_size(n, l, cache_mb):
     q = min(q, max(fit, 16))
     q = max(8, q - q % 8)
     return min(q, n)
+
+
+def row_slots(kd, q, cache_mb):
+    """How many rows the buffer holds: as many as ``cache_mb`` takes (at least q), but for
+    dense rows of at most CHEAP_ROW_FEATURES features at most SLOTS_PER_SET working sets'
+    rows.  Such a row costs about as much to compute again as the first touch of its memory
+    (a page fault for every 4 KB the cache grows by, and the unmapping at the end): a larger
+    cache saves recomputations but costs more in memory than it saves (BENCHMARKS.md,
+    "Suite `kernel-peers`").  The rows' values, and so the model, are the same either way."""
+    slots = int(min(kd.l, max(q, cache_mb * (1 << 20) // (4 * max(kd.l, 1)))))
+    if kd.use_dense and not kd.precomputed and kd.dense.shape[1] <= CHEAP_ROW_FEATURES:
+        slots = min(slots, SLOTS_PER_SET * q)
+    return slots
 
 
 def rows_overflow(n, l, cache_mb):
@@ -168,7 +183,7 @@ class RowBuffer:
     def __init__(self, kd, q, cache_mb):
         self.kd = kd
         self.q = q
-        slots = int(min(kd.l, max(q, cache_mb * (1 << 20) // (4 * max(kd.l, 1)))))
+        slots = row_slots(kd, q, cache_mb)
         self.flat = _mapped(slots * kd.l, np.float32)
         self.slot_of = -np.ones(kd.l, dtype=np.int64)
         self.clock = 0
