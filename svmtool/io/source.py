@@ -9,14 +9,10 @@ the byte count; a UTF-8 byte-order mark is named as such.  The text reader
 here.
 """
 
-import bz2
-import gzip
-import lzma
 import mmap
 import os
 import stat
 import sys
-import zlib
 
 import numpy as np
 
@@ -70,9 +66,11 @@ class _Decompressed:
     gzip/bzip2/xz stream (the decompressors raise EOFError, which click would even turn into
     "aborted") or corrupt compressed data."""
 
-    _CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError)
-
     def __init__(self, stream, counter, kind, name):
+        import lzma
+        import zlib
+
+        self._CORRUPT = (OSError, EOFError, zlib.error, lzma.LZMAError)
         self.stream = stream
         self.counter = counter
         self.kind = kind
@@ -94,6 +92,22 @@ class _Decompressed:
 
     def close(self):
         self.stream.close()
+
+
+def _opener(kind):
+    """The decompressing reader of a ``kind`` stream, its module imported only for such a file
+    (not at every command's start)."""
+    if kind == "gzip":
+        import gzip
+
+        return lambda f: gzip.GzipFile(fileobj=f, mode="rb")
+    if kind == "bzip2":
+        import bz2
+
+        return lambda f: bz2.BZ2File(f, mode="rb")
+    import lzma
+
+    return lambda f: lzma.LZMAFile(f, mode="rb")
 
 
 class _Input:
@@ -120,9 +134,7 @@ class _Input:
             raise DataFormatError(self.name, 1, BOM_REASON)
         if kind is not None:
             counter = _CountingReader(raw)
-            opener = {"gzip": lambda f: gzip.GzipFile(fileobj=f, mode="rb"),
-                      "bzip2": lambda f: bz2.BZ2File(f, mode="rb"),
-                      "xz": lambda f: lzma.LZMAFile(f, mode="rb")}[kind]
+            opener = _opener(kind)
             self.stream = _Decompressed(opener(counter), counter, kind, self.name)
         else:
             st = os.fstat(raw.fileno()) if hasattr(raw, "fileno") else None
