@@ -15,9 +15,9 @@ runs is used, by the instruction sets the kernel reports in ``/proc/cpuinfo`` (e
 generic one).  ``SVMTOOL_AOT`` set to a variant's CPU name (``generic``, ``x86-64-v3``,
 ``x86-64-v4``) asks for that one.
 
-The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the manifest's
-sources are byte for byte the files on disk (any edit of a kernel module turns it off until the
-next build), it was built for this Python, and it imports (numpy's own check of its C API is
+The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the files on disk
+are the manifest's sources (each file's CRC-32 and length as the build recorded them: any edit of
+a kernel module turns it off until the next build), it was built for this Python, and it imports (numpy's own check of its C API is
 part of that).  A call whose argument types have no twin goes to numba (``misses`` in
 ``--report``'s start-up block).  This module imports neither numba nor the extension until a
 kernel is first called (numpy, which every kernel's caller has, it does).
@@ -33,7 +33,7 @@ from svmtool import _startup
 NAME = "_kernels_aot"
 HERE = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join(HERE, NAME + ".json")
-FORMAT = 3
+FORMAT = 4          # 4: the sources' digests are CRC-32 (3: sha256)
 
 # The x86-64-v3 level (psABI): v2's instruction sets and AVX, AVX2, BMI1/2, F16C, FMA, LZCNT,
 # MOVBE, XSAVE, as Linux names them in /proc/cpuinfo (LZCNT is "abm", SSE3 "pni"); the kernel
@@ -143,14 +143,20 @@ def arg_key(args):
 
 
 def source_digest(relpath):
-    """sha256 of one file under the package folder (None if it cannot be read)."""
-    import hashlib
+    """The CRC-32 and length of one file under the package folder, as "crc32:<hex>:<bytes>"
+    (None if it cannot be read): what tells an edited source from the one the extension was
+    compiled from.  A check against accidents, not tampering (whoever can edit the sources can
+    edit the manifest), so CRC-32, whose module (zlib) a command loads in a fraction of a
+    millisecond, rather than a cryptographic hash, whose module (hashlib, with OpenSSL) took
+    several milliseconds of every command's start."""
+    import zlib
 
     try:
         with open(os.path.join(HERE, relpath), "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+            data = fh.read()
     except OSError:
         return None
+    return f"crc32:{zlib.crc32(data):08x}:{len(data)}"
 
 
 def runtime_tag():

@@ -43,6 +43,8 @@ def named(path):
 
 @dataclass(frozen=True)
 class Option:
+    """One option of svmtool train: its spellings, help, field, type, default and checks."""
+
     flags: tuple                # svmtool train's spellings (the first names it in messages)
     help: str                   # --help's text; {default} and {implied} are filled in
     field: str = ""             # "group.name" or "name" of TrainParams; "": the command's own

@@ -73,6 +73,8 @@ from svmtool.options import (  # noqa: F401
 @dataclass(frozen=True)
 @_declared_fields("kernel")
 class KernelParams:
+    """The kernel of the kernel solvers (LIBSVM's -t, -g, -d, -r) and their row cache (-m)."""
+
     kernel_type: int = _default("kernel.kernel_type")  # 0 linear, 1 polynomial, 2 rbf,
                                     # 3 sigmoid (LIBSVM's -t), 4 precomputed (LIBSVM's only)
     gamma: Optional[float] = _default("kernel.gamma")  # None: 1 / number of features
@@ -88,6 +90,8 @@ class KernelParams:
 @dataclass(frozen=True)
 @_declared_fields("dcsvm")
 class DcsvmParams:
+    """DC-SVM's options (-s dcsvm): levels, clusters, sampling, the early-prediction model."""
+
     levels: int = _default("dcsvm.levels")              # level l has k^l clusters
     k_clusters: int = _default("dcsvm.k_clusters")      # branching factor k
     sample: int = _default("dcsvm.sample")              # points sampled for kernel k-means
@@ -112,6 +116,8 @@ class DcsvmParams:
 @dataclass(frozen=True)
 @_declared_fields("cp")
 class CuttingPlaneParams:
+    """The cutting-plane solvers' options (OCAS, GCA2, TCA, SVMperf's -s cp)."""
+
     line_search: Optional[str] = _default("cp.line_search")  # OCAS: exact | sorted | gca2 |
                                     # tca (None: the solver's)
     tol_abs: float = _default("cp.tol_abs")   # OCAS: also stop when F(w) - lower bound <= tol_abs
@@ -135,6 +141,8 @@ class CuttingPlaneParams:
 @dataclass(frozen=True)
 @_declared_fields("dcd")
 class DcdParams:
+    """Dual coordinate descent's options (LIBLINEAR's dual solvers): warm starts, inner loop."""
+
     init_alpha: Any = field(default=None, compare=False, repr=False)  # dual warm start, per row
     engine: str = _default("dcd.engine")  # auto | jit | python (tests: force one inner loop)
     python_budget: Optional[int] = None  # tests: hand over to the jitted loop after this work
@@ -156,6 +164,8 @@ class DcdParams:
 @dataclass(frozen=True)
 @_declared_fields("svr")
 class SvrParams:
+    """Support vector regression's epsilon (LIBLINEAR's -p)."""
+
     p: float = _default("svr.p")    # LIBLINEAR's -p: no loss while |w'x_i - y_i| <= p
 
     @_message
@@ -166,6 +176,8 @@ class SvrParams:
 @dataclass(frozen=True)
 @_declared_fields("oneclass")
 class OneClassParams:
+    """The one-class SVM's nu (LIBLINEAR's -n)."""
+
     nu: float = _default("oneclass.nu")  # LIBLINEAR's -n: the fraction nu of (bounded) SVs
 
     @_message
@@ -176,6 +188,8 @@ class OneClassParams:
 @dataclass(frozen=True)
 @_declared_fields("libsvm")
 class LibsvmParams:
+    """LIBSVM's probability estimates (-b 1) and the generator of their folds."""
+
     probability: bool = _default("libsvm.probability")  # LIBSVM's -b 1
     seed: int = 1                   # generator of the probability folds
 
@@ -187,6 +201,8 @@ class LibsvmParams:
 @dataclass(frozen=True)
 @_declared_fields("bias_reg")
 class BiasRegParams:
+    """Whether the bias weight is regularised (LIBLINEAR's -R turns it off)."""
+
     regularize: bool = _default("bias_reg.regularize")  # False: LIBLINEAR's -R, the bias
                                                         # weight is not regularised
 
@@ -198,6 +214,8 @@ class BiasRegParams:
 @dataclass(frozen=True)
 @_declared_fields("")
 class TrainParams:
+    """Every option of a training run: one field (or group) an option, its default here."""
+
     solver: Optional[str] = _default("solver")  # a name or number of svmtool.solvers.REGISTRY;
                                     # None: its default (svmtool.solvers.DEFAULT_SOLVER)
     C: float = _default("C")        # LIBLINEAR's C: 1/2 w'w + C sum(loss_i)
