@@ -122,6 +122,50 @@ def test_compaction_of_the_active_rows(monkeypatch):
     assert np.abs(kernel_cd._pg_numpy(G, res.alpha, 3.0)).max() <= 1e-8
 
 
+def test_one_memory_for_the_caches_of_a_solve_reads_no_stale_row(monkeypatch):
+    # a solve's passes (after each unshrink, in each compaction) take their caches from one
+    # arena: a pass must never read a row an earlier pass left there.  An arena that fills
+    # every cache it hands out with NaN gives the same iterates as the solve's own arena
+    from svmtool.solvers.kernel import kernel_cd
+
+    class Poisoned(kernel_cd.CacheArena):
+        takes = 0
+
+        def take(self, slots, n, dtype=np.float64):
+            cache = super().take(slots, n, dtype)
+            cache[...] = np.nan
+            self.takes += 1
+            return cache
+
+    made = []
+
+    class Counting(kernel_cd.CacheArena):
+        takes = 0
+
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+        def take(self, slots, n, dtype=np.float64):
+            self.takes += 1
+            return super().take(slots, n, dtype)
+
+    monkeypatch.setattr(kernel_cd, "COMPACT_MIN_ROWS", 20)
+    X, y = problem(23, n=200)
+    k = Kernel(2, 0.6)
+    rough = solve(Rows.of(X), y, 4.0, k, eps=0.3)
+    monkeypatch.setattr(kernel_cd, "CacheArena", Counting)
+    own = solve(Rows.of(X), y, 4.0, k, eps=1e-9, init_alpha=rough.alpha, chunk_steps=5)
+    assert own.extra["unshrinks"] + own.extra["compactions"] >= 2
+    assert len(made) == 1 and made[0].takes >= 3          # the solve's own arena, all passes
+    poisoned = Poisoned()
+    res = solve(Rows.of(X), y, 4.0, k, eps=1e-9, init_alpha=rough.alpha, chunk_steps=5,
+                arena=poisoned)
+    assert poisoned.takes == made[0].takes
+    assert res.converged and np.array_equal(res.alpha, own.alpha)
+    assert res.iterations == own.iterations
+
+
 def test_rebuild_after_shrinking_from_a_warm_start_is_exact(monkeypatch):
     # a warm start moves few variables: the rebuild of the shrunk rows' gradient adds only
     # their change to the gradient of the start; it must equal the gradient from scratch

@@ -126,6 +126,8 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True
         alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
         G = gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
     t_grad = time.perf_counter() - t0
+    if arena is None:
+        arena = CacheArena()        # (for the caches of this solve's passes)
     # the last point where G was exact for every row: a rebuild adds the change since then
     ref = (alpha.copy(), G.copy())
     max_steps = max(10_000_000, 100 * n) if max_steps is None else int(max_steps)
@@ -257,8 +259,9 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
 
 class CacheArena:
     """Memory for the kernel row caches of one thread's consecutive solves (DC-SVM's cluster
-    subproblems): one buffer, grown when a cache needs more, so that its pages are faulted in
-    (zeroed by the kernel) once rather than once a subproblem.  A fresh cache array of several
+    subproblems), and of one solve's passes (each unshrink and compaction starts a cache
+    afresh, the first one the largest): one buffer, grown when a cache needs more, so that its
+    pages are faulted in (zeroed by the kernel) once rather than once a subproblem or a pass.  A fresh cache array of several
     MB is a fresh mapping each time (above glibc's 32 MB limit for reusing freed memory); on
     DC-SVM's early level of 120,000 ijcnn1 rows (64 subproblems) the page faults were a
     noticeable share of the level's solves, in system time.  The rows of an earlier solve left
