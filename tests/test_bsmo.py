@@ -179,6 +179,27 @@ def test_cheap_rows_held_for_two_sets_change_no_bit(heart, name, monkeypatch):
     assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations
 
 
+def test_rows_by_column_blocks_are_the_kernel(heart, monkeypatch):
+    """Dense rows computed COL_BLOCK points at a time (here 7: 39 blocks and a remainder over
+    heart_scale's 270 points, on 2 threads) are the rows of one block, bit for bit, and the
+    rbf kernel computed here in numpy, rounded to float32."""
+    pts = np.arange(0, 270, 5, dtype=np.int64)
+    rows = []
+    for block in (7, 4096):
+        monkeypatch.setattr(bsmo, "COL_BLOCK", block)
+        kd = _kd(heart)
+        kd.threads = 2
+        buf = bsmo.RowBuffer(kd, 32, 100.0)
+        try:
+            slots = buf.place(pts)
+            rows.append(buf.rows[slots].copy())
+        finally:
+            buf.close()
+    assert np.array_equal(rows[0], rows[1])
+    want = _rbf(heart)[pts].astype(np.float32)
+    assert np.allclose(rows[0], want, rtol=2e-7, atol=1e-30)
+
+
 def test_wide_or_sparse_rows_fill_the_cache():
     """Rows that cost more than their memory (sparse ones, or dense ones wider than
     CHEAP_ROW_FEATURES) keep LIBSVM's rule: as many as ``-m`` holds."""

@@ -311,20 +311,20 @@ def gather_block(KB, slots, pts, order, out, lo, hi):
 
 
 @njit
-def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows):
-    """rows[slots[r]] = K(x_pts[r], x_t) for every point t from the dot products
-    ``D[r, t] = x_pts[r]' x_t`` (one BLAS product) and the squared norms ``sq``, rounded to
-    float32 (rbf: the exponents, then :func:`exp_nonpositive_to32` over the row)."""
+def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows, c0):
+    """rows[slots[r], c0 + t] = K(x_pts[r], x_(c0 + t)) for the points c0 + t of a block from
+    the dot products ``D[r, t] = x_pts[r]' x_(c0 + t)`` (one BLAS product) and the squared
+    norms ``sq``, rounded to float32 (rbf: the exponents, then :func:`exp_nonpositive_to32`)."""
     n = D.shape[1]
     tmp = np.empty(n, dtype=np.float64)
     bits = np.empty(n, dtype=np.int64)
     for r in range(pts.shape[0]):
         d = D[r]
-        row = rows[slots[r]]
+        row = rows[slots[r], c0:c0 + n]
         if ktype == 2:
             sp = sq[pts[r]]
             for t in range(n):
-                tmp[t] = -gamma * max(sp + sq[t] - 2.0 * d[t], 0.0)
+                tmp[t] = -gamma * max(sp + sq[c0 + t] - 2.0 * d[t], 0.0)
             exp_nonpositive_to32(tmp, n, bits, row)
         else:
             for t in range(n):

@@ -10,8 +10,9 @@ only the way there differs.  Each outer step
    form) --, the other half kept from the previous set (its free variables first), as
    ThunderSVM does; the first set is all new;
 2. computes the kernel rows of the new variables' data points over all points in bulk (dense
-   or narrow data: pieces of PIECE_ROWS rows, each one BLAS product of their rows with all
-   rows and the kernel applied in a jitted pass, on the threads; sparse data:
+   or narrow data: pieces of PIECE_ROWS rows, each BLAS products of their rows with all
+   rows, COL_BLOCK points at a time, and the kernel applied in a jitted pass, on the threads;
+   sparse data:
    :func:`svmtool.ops.kernels.kernel_block_threads`, BLAS products of augmented rows or the
    jitted sparse row kernels; the given matrix for ``-t 4``) into an LRU cache of float32 rows
    of ``-m`` MB (:class:`RowBuffer`), where the rows of the kept variables, and of variables
@@ -64,6 +65,7 @@ LOCAL_STEPS = 10         # local pair steps per variable of the set, at most
 Q_MIN, Q_MAX = 64, 1024  # the working set's size bounds
 BULK_ROWS = 128          # sparse data: kernel rows per bulk product (bounds its double result)
 PIECE_ROWS = 32          # dense data: kernel rows per BLAS product, a thread's piece
+COL_BLOCK = 4096         # ... and points per product: its dot products (1 MB) stay in cache
 SPLIT_MIN = 1 << 16      # values per thread below which an element-wise pass is not split
 CHEAP_ROW_FEATURES = 32  # dense rows this narrow cost about their memory's first touch
 SLOTS_PER_SET = 2        # ... and are held for this many working sets at most (row_slots)
@@ -197,7 +199,8 @@ class RowBuffer:
         # is fresh memory from the OS (tens of MB past glibc's mmap threshold), which the
         # kernel zeroes page by page
         dense = kd.use_dense and not kd.precomputed
-        self.dots_flat = _mapped(self.threads * PIECE_ROWS * kd.l, np.float64) if dense else None
+        self.dots_flat = (_mapped(self.threads * PIECE_ROWS * min(kd.l, COL_BLOCK), np.float64)
+                          if dense else None)
         self.lay_out(np.arange(kd.l, dtype=np.int64))
 
     def lay_out(self, points):
@@ -233,7 +236,7 @@ class RowBuffer:
             self.slot_of[point] = np.arange(k, dtype=np.int64)
         if self.dots_flat is not None:
             t = self.threads
-            self.dots = self.dots_flat[:t * PIECE_ROWS * m].reshape(t, PIECE_ROWS, m)
+            self.dots = self.dots_flat.reshape(t, -1)
             whole = m == kd.l
             self.denseT = kd.denseT if whole else np.ascontiguousarray(kd.denseT[:, points])
             sq = np.ascontiguousarray(kd.X.sq, dtype=np.float64)
@@ -300,21 +303,28 @@ class RowBuffer:
 
     def _compute_dense(self, slots, pts, at):
         """The rows of data points ``pts`` (at the layout's positions ``at``) into ``slots``, by
-        pieces of PIECE_ROWS rows (one BLAS product of their dense rows with all the layout's
-        points, then the kernel applied by :func:`rows_from_dots`), the pieces shared out over
-        the threads in consecutive runs, each thread with its own product buffer: a piece is
-        computed the same way whichever thread takes it."""
+        pieces of PIECE_ROWS rows (BLAS products of their dense rows with the layout's points,
+        COL_BLOCK points at a time, each followed by the kernel applied by
+        :func:`rows_from_dots` while its products are in cache; one product of all points had
+        its result, tens of MB, zeroed by the BLAS, written and read again from memory), the
+        pieces shared out over the threads in consecutive runs, each thread with its own
+        product buffer: a piece is computed the same way whichever thread takes it."""
         kargs = self.kd.kargs()
         dense = self.kd.dense
         starts = range(0, len(at), PIECE_ROWS)
+        m = self.denseT.shape[1]
 
         def run(w, first, last):
-            D = self.dots[w]
+            flat = self.dots[w]
             for lo in starts[first:last]:
                 hi = min(len(at), lo + PIECE_ROWS)
-                np.matmul(dense[pts[lo:hi]], self.denseT, out=D[:hi - lo])
-                rows_from_dots(D[:hi - lo], at[lo:hi], slots[lo:hi], self.sq_cols, *kargs,
-                               self.rows)
+                A = dense[pts[lo:hi]]
+                for c0 in range(0, m, COL_BLOCK):
+                    c1 = min(m, c0 + COL_BLOCK)
+                    D = flat[:(hi - lo) * (c1 - c0)].reshape(hi - lo, c1 - c0)
+                    np.matmul(A, self.denseT[:, c0:c1], out=D)
+                    rows_from_dots(D, at[lo:hi], slots[lo:hi], self.sq_cols, *kargs, self.rows,
+                                   c0)
 
         self.in_parts(run, len(starts), min(len(self.dots), len(starts)))
 
