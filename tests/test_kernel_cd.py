@@ -84,6 +84,25 @@ def test_tiny_cache_same_iterates():
     np.testing.assert_array_equal(tiny.alpha, big.alpha)
 
 
+@pytest.mark.parametrize("d", [5, 40])
+def test_cheap_rows_cache_is_bounded(d, monkeypatch):
+    # dense rows of at most CHEAP_ROW_FEATURES features keep at most CHEAP_CACHE_MB of cache
+    # whatever -m allows (more rows computed again, the same iterates); wider rows keep -m's
+    from svmtool.solvers.kernel import kernel_cd
+
+    X, y = problem(9, n=120, d=d)
+    assert Rows.of(X).prefers_dense()
+    k = Kernel(2, 2.0 / d)
+    out = []
+    for bound in (1e-6, 1e6):
+        monkeypatch.setattr(kernel_cd, "CHEAP_CACHE_MB", bound)
+        out.append(solve(Rows.of(X), y, 5.0, k, eps=1e-6, cache_mb=100.0))
+    narrow = d <= kernel_cd.CHEAP_ROW_FEATURES
+    assert (out[0].extra["cache_misses"] > out[1].extra["cache_misses"]) == narrow
+    np.testing.assert_array_equal(out[0].alpha, out[1].alpha)
+    assert out[0].iterations == out[1].iterations
+
+
 def test_warm_start_from_solution_takes_no_step_and_helps():
     X, y = problem(9, n=100)
     k = Kernel(2, 0.4)
