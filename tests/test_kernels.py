@@ -174,7 +174,7 @@ def test_row_sq_norms():
 
 
 def test_vectorised_exp_against_numpy():
-    from svmtool.ops.kernels import exp_nonpositive
+    from svmtool.ops.exp import exp_nonpositive
 
     rng = np.random.default_rng(2)
     x = np.concatenate([-rng.random(5000) * 50, -rng.random(500) * 1e-6, -np.logspace(-300, 2.8, 500),
@@ -187,6 +187,20 @@ def test_vectorised_exp_against_numpy():
     below = np.array([-709.0, -1e4, -np.inf])
     exp_nonpositive(below, 3, np.empty(3, dtype=np.int64))
     assert np.all((below > 0) & (below <= np.exp(-708.0) * (1 + 1e-14)))   # clamped, not 0 or nan
+
+
+def test_exp_to_float32_is_the_rounded_exp():
+    # the r^9 series of exp_nonpositive_to32, rounded to float32, against numpy's exp rounded to
+    # float32: at most one float32 ulp apart (a tie may round either way), equal almost always
+    from svmtool.ops.exp import exp_nonpositive_to32
+
+    rng = np.random.default_rng(3)
+    x = np.concatenate([-rng.random(20000) * 80, -rng.random(2000) * 1e-6, [0.0, -0.0, -87.0]])
+    out = np.empty(len(x), dtype=np.float32)
+    exp_nonpositive_to32(x.copy(), len(x), np.empty(len(x), dtype=np.int64), out)
+    want = np.exp(x).astype(np.float32)
+    ulps = np.abs(out.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1 and np.mean(ulps == 0) > 0.999
 
 
 @pytest.mark.parametrize("degree", range(0, 12))

@@ -13,7 +13,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.ops.kernels import kernel_from_dot
-from svmtool.ops.kernels32 import exp_nonpositive_to32
+from svmtool.ops.exp import exp_nonpositive_to32
 from svmtool.solvers.kernel._smo_jit import is_low, is_up, second_order
 
 INF = np.inf

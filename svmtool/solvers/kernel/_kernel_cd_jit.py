@@ -11,8 +11,9 @@ Python driver, which owns shrinking, rebuilds, compaction and the stopping rule.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (dense_dist2, dense_kernel, dense_kernel_row, exp_nonpositive,
-                                 gather_dot, kernel_from_dot, scatter, unscatter)
+from svmtool.ops.exp import exp_nonpositive
+from svmtool.ops.kernels import (dense_dist2, dense_kernel, dense_kernel_row, gather_dot,
+                                 kernel_from_dot, scatter, unscatter)
 from svmtool.ops.kernels32 import rbf_row32
 from svmtool.ops.row_cache import lru_slot
 

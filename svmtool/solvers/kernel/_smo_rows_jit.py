@@ -15,8 +15,9 @@ fields are named here.
 import numpy as np
 
 from svmtool._jit import njit
-from svmtool.ops.kernels import (dense_dist2, dense_dot, dense_kernel_row, exp_nonpositive,
-                                 gather_dot, kernel_from_dot, scatter, unscatter)
+from svmtool.ops.exp import exp_nonpositive
+from svmtool.ops.kernels import (dense_dist2, dense_dot, dense_kernel_row, gather_dot,
+                                 kernel_from_dot, scatter, unscatter)
 from svmtool.ops.row_cache import lru_slot
 
 # istate fields
