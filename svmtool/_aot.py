@@ -16,11 +16,12 @@ generic one).  ``SVMTOOL_AOT`` set to a variant's CPU name (``generic``, ``x86-6
 ``x86-64-v4``) asks for that one.
 
 The extension is used only when all of it holds: ``SVMTOOL_AOT`` is not ``0``, the files on disk
-are the manifest's sources (each file's CRC-32 and length as the build recorded them: any edit of
-a kernel module turns it off until the next build), it was built for this Python, and it imports (numpy's own check of its C API is
-part of that).  A call whose argument types have no twin goes to numba (``misses`` in
-``--report``'s start-up block).  This module imports neither numba nor the extension until a
-kernel is first called (numpy, which every kernel's caller has, it does).
+are the manifest's sources (each file's CRC-32 and length as the build recorded them: any edit of a
+kernel module turns it off until the next build), it was built for this Python, and it imports
+(numpy's own check of its C API is part of that).  A call whose argument types have no twin
+goes to numba (``misses`` in ``--report``'s start-up block).  This module imports neither
+numba nor the extension until a kernel is first called (numpy, which every kernel's caller has,
+it does).
 """
 
 import os

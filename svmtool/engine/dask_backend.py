@@ -264,14 +264,18 @@ def prediction_pieces(files, chunk_bytes):
 
 
 def t_model(model):
-    """``model`` itself, as a task's result: dask computes it again if every worker holding it
+    """``model`` itself, as a task's result: dask computes it again if the worker holding it
     dies (scattered data has no lineage, and dask's memory manager drops its extra copies)."""
     return model
 
 
 def predict_in_order(session, pieces, model, window=None):
-    """Yield ``t_predict``'s results for ``pieces`` in row order: one task per piece, the model
-    the result of one ``t_model`` task (copied to each worker that needs it); at most
+    """Yield ``t_predict``'s results for ``pieces`` in row order: one task per piece, the pieces
+    dealt to the workers in turn, each worker's pieces using that worker's own copy of the
+    model, the result of a ``t_model`` task of its own (one key per worker: no copy is a
+    replica that the memory manager drops, and a worker never fetches the model from a peer,
+    which may be dying -- a fetch cut by the peer's death while the model was being computed
+    again left dask's scheduler and worker disagreeing, and the run waiting for ever); at most
     ``window`` pieces (default: two per worker) are computed ahead of the one being yielded,
     so the driver holds a few pieces' results."""
     from collections import deque
@@ -280,12 +284,23 @@ def predict_in_order(session, pieces, model, window=None):
     workers = session.workers()
     if not workers:
         raise ClusterError(f"dask: the cluster at {session.address} has no workers")
-    shared = client.submit(t_model, model, pure=False, key=f"svmtool-model-{uuid.uuid4().hex}")
+    tag = uuid.uuid4().hex
+    copies = [client.submit(t_model, model, pure=False, key=f"svmtool-model-{tag}-{k}",
+                            workers=[w], allow_other_workers=True)
+              for k, w in enumerate(workers)]
     window = max(1, window or 2 * len(workers))
+    dealt = [0]
+
+    def submit(piece):
+        k = dealt[0] % len(workers)
+        dealt[0] += 1
+        return client.submit(t_predict, *piece, copies[k], pure=False, workers=[workers[k]],
+                             allow_other_workers=True)
+
     todo = deque()
     it = iter(pieces)
     for piece in it:
-        todo.append(session.submit(t_predict, *piece, shared))
+        todo.append(submit(piece))
         if len(todo) >= window:
             break
     while todo:
@@ -294,5 +309,5 @@ def predict_in_order(session, pieces, model, window=None):
         future.release()
         nxt = next(it, None)
         if nxt is not None:
-            todo.append(session.submit(t_predict, *nxt, shared))
+            todo.append(submit(nxt))
         yield result

@@ -46,9 +46,9 @@ shorter, so that many more of them fit in ``-m``.
 
 Kernel rows are kept in an LRU cache bounded by ``-m`` MB (default 100; dense rows of at most
 ``CHEAP_ROW_FEATURES`` features, cheap to compute again, in at most ``CHEAP_CACHE_MB``): each slot
-holds the row of one variable (``y_i y_j K_ij`` for every j).  With dense rows and at least half the rows
-active a row is computed whole (feature by feature over a feature-major copy); otherwise only
-over the active rows, and such a row holds valid values only for the rows active then, which
+holds the row of one variable (``y_i y_j K_ij`` for every j).  With dense rows and at least half
+the rows active a row is computed whole (feature by feature over a feature-major copy); otherwise
+only over the active rows, and such a row holds valid values only for the rows active then, which
 stays true until the next unshrink.  Memory: the
 cache plus O(n) vectors; no n x n matrix.  With ``single`` (the subproblems of DC-SVM's early
 level) rbf rows of dense data are computed and kept in float32, as LIBSVM keeps its kernel values: twice the
@@ -222,7 +222,7 @@ def _iterate(X, y, C, qd, iqd, alpha, G, kernel, eps, shrinking, cache_mb, max_s
     dtype = np.float32 if single else np.float64
     mb = min(cache_mb, CHEAP_CACHE_MB) if use_dense and n_buf <= CHEAP_ROW_FEATURES else cache_mb
     slots = int(max(2, min(n, mb * (1 << 20) // (np.dtype(dtype).itemsize * max(n, 1)))))
-    cache = arena.take(slots, n, dtype) if arena is not None else np.empty((slots, n), dtype)
+    cache = arena.take(slots, n, dtype)
     denseT32 = denseT.astype(np.float32) if single else np.empty((0, 0), dtype=np.float32)
     slot_of = -np.ones(n, dtype=np.int64)
     slot_row = -np.ones(slots, dtype=np.int64)
@@ -270,11 +270,12 @@ class CacheArena:
     """Memory for the kernel row caches of one thread's consecutive solves (DC-SVM's cluster
     subproblems), and of one solve's passes (each unshrink and compaction starts a cache
     afresh, the first one the largest): one buffer, grown when a cache needs more, so that its
-    pages are faulted in (zeroed by the kernel) once rather than once a subproblem or a pass.  A fresh cache array of several
-    MB is a fresh mapping each time (above glibc's 32 MB limit for reusing freed memory); on
-    DC-SVM's early level of 120,000 ijcnn1 rows (64 subproblems) the page faults were a
-    noticeable share of the level's solves, in system time.  The rows of an earlier solve left
-    in it are never read: a slot is valid only once this solve has written it."""
+    pages are faulted in (zeroed by the kernel) once rather than once a subproblem or a pass.
+    A fresh cache array of several MB is a fresh mapping each time (above glibc's 32 MB limit
+    for reusing freed memory); on DC-SVM's early level of 120,000 ijcnn1 rows (64 subproblems)
+    the page faults were a noticeable share of the level's solves, in system time.  The rows of
+    an earlier solve left in it are never read: a slot is valid only once this solve has
+    written it."""
 
     def __init__(self):
         self.buf = np.empty(0, dtype=np.uint8)
