@@ -133,7 +133,8 @@ def test_conquer_from_a_poor_start_meets_eps_on_every_row():
 
 def test_conquer_single_precision_expansions_within_their_bound():
     """At eps >= SINGLE_MIN_EPS the expansions of dense rbf rows take float32 exponentials:
-    G outside W within the bound the conquer step keeps (0 on W), the reported violation that
+    G outside W within the bound the conquer step keeps (0 on W and on the rows made exact
+    because the bound alone could make them violate), the reported violation that
     bound's worst case, and the exact gradient's projected violation within eps on every row
     (the certificate holds for the true gradient, not only the approximate one)."""
     from svmtool.solvers.dcsvm.dcsvm_conquer import SINGLE_MIN_EPS, conquer, result_fields
@@ -151,6 +152,9 @@ def test_conquer_single_precision_expansions_within_their_bound():
     assert E.max() > 0 and not E[alpha > 0].any()
     assert np.all(np.abs(G - exact) <= E + 1e-12)
     assert np.abs(G - exact).max() > 1e-12               # single precision was used
+    # rows whose bound alone made them possible violators had their gradient made exact
+    assert sum(r["rechecked"] for r in info["rounds"]) > 0
+    np.testing.assert_allclose(G[E == 0], exact[E == 0], rtol=0, atol=1e-9)
     f, _, viol = result_fields(alpha, G, C, eps, E)
     assert viol <= eps
     pg = np.where(alpha <= 0, np.minimum(exact, 0),

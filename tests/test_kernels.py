@@ -123,10 +123,10 @@ def test_rbf_row32_against_double():
 @pytest.mark.parametrize("dense", [True, False])
 def test_single_precision_expansion_within_its_bound(dense, monkeypatch):
     """ops.kernels32.expansion32: for dense rbf rows the exponentials in float32, the sums in
-    double: within the bound it returns of the double precision numpy value, the bound about
-    1e-7 of sum |coef| K (rows at ijcnn1's scale, gamma 2, a kernel bias,
-    far rows whose exponents are below float32's -87, small pieces on two threads); sparse
-    rows go to kernel_expansion in double (bound 0)."""
+    double: within the bound it returns of the double precision numpy value; with rows far
+    from the points' mean (exponents below float32's -87) the exponents come from the double
+    product, and the bound is about 1e-7 of sum |coef| K (gamma 2, a kernel bias, small pieces
+    on two threads); sparse rows go to kernel_expansion in double (bound 0)."""
     from svmtool.ops import kernels32
 
     monkeypatch.setattr(kernels32, "_PIECE_VALUES32", 7 * 80)
@@ -141,7 +141,11 @@ def test_single_precision_expansion_within_its_bound(dense, monkeypatch):
     assert A.prefers_dense() == dense
     k = Kernel(2, 2.0, 0.0, 3, 0.25)
     coef = rng.uniform(-32.0, 32.0, 80)
+    products = []
+    blocks = kernels32.rbf_blocks32
+    monkeypatch.setattr(kernels32, "rbf_blocks32", lambda *a: products.append(1) or blocks(*a))
     got, err = kernels32.expansion32(A, np.arange(700), B, np.arange(80), coef, k, threads=2)
+    assert not products         # the far rows: the exponents from the double product
     Kx = numpy_kernel(Ad, Bd, k)
     want = Kx @ coef
     if not dense:
@@ -154,6 +158,33 @@ def test_single_precision_expansion_within_its_bound(dense, monkeypatch):
     # most 6e-8 / e of |coef| (s e^s <= 1/e)
     assert np.all(err <= 1.6e-7 * (np.abs(coef) * (Kx - k.kbias)).sum(1)
                   + 2.3e-8 * np.abs(coef).sum())
+
+
+def test_single_precision_product_expansion_within_its_bound(monkeypatch):
+    """ops.kernels32.expansion32 on rows near the points (ijcnn1's scale, gamma 2): the
+    exponents from rbf_blocks32's float32 product, whose rounding the bound covers: every
+    value within the bound of the double precision numpy value, the bound at most 2e-4 of
+    sum |coef| K (the product's worst case) and wider than the double product's 1.6e-7."""
+    from svmtool.ops import kernels32
+
+    monkeypatch.setattr(kernels32, "_PIECE_VALUES", 7 * 90)
+    rng = np.random.default_rng(8)
+    Ad = rng.uniform(-1.0, 1.0, size=(600, 22))
+    Bd = rng.uniform(-1.0, 1.0, size=(90, 22)) + 0.2
+    Ad[:5] = Bd[:5]                             # rows on points: exponents about 0, clipped
+    A, B = Rows.of(sp.csr_matrix(Ad)), Rows.of(sp.csr_matrix(Bd))
+    k = Kernel(2, 2.0, 0.0, 3, 0.25)
+    coef = rng.uniform(-32.0, 32.0, 90)
+    products = []
+    blocks = kernels32.rbf_blocks32
+    monkeypatch.setattr(kernels32, "rbf_blocks32", lambda *a: products.append(1) or blocks(*a))
+    got, err = kernels32.expansion32(A, np.arange(600), B, np.arange(90), coef, k, threads=2)
+    assert products
+    Kx = numpy_kernel(Ad, Bd, k)
+    diff = np.abs(got - Kx @ coef)
+    assert np.all(diff <= err + 1e-12) and diff.max() > 1e-9     # (+ the double sums)
+    size = (np.abs(coef) * (Kx - k.kbias)).sum(1)
+    assert np.all(err <= 2e-4 * size) and np.all(err > 1.6e-7 * size)
 
 
 def test_expansion_over_no_support_vector_is_zero():

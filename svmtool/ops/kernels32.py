@@ -11,8 +11,8 @@ LIBSVM keeps its kernel values in floats (Qfloat) and adds them into a double gr
 svmtool's solvers keep theirs in doubles.  A nearest centre compares sums of kernel values
 whose float32 error (about 1e-5 relative at most) only matters for rows at a tie, and the
 conquer step's expansions only decide which rows join the working set (their sums are taken in
-double, as LIBSVM's gradient updates); single precision halves the work: eight vector lanes
-instead of four and a shorter exp polynomial.
+double, as LIBSVM's gradient updates, each with a bound on its error); single precision halves
+the work: eight vector lanes instead of four, a shorter exp polynomial, a float32 BLAS product.
 """
 
 import math
@@ -173,11 +173,9 @@ def rbf_blocks32(A, rows_a, P, points, kernel, consume, threads=None):
     span = n_buf * (amax + pmax) ** 2          # bounds |x - mu|^2 and |p - mu|^2
     if not (span < _F32_SAFE and 1.0 / _F32_SAFE < g < _F32_SAFE and g * span < _F32_SAFE):
         return False
-    Da, Dp = A.dense(n_buf), P.dense(n_buf)
+    Da = A.dense(n_buf)
     rows_a = np.asarray(rows_a, dtype=np.int64)
-    Z = Dp[np.asarray(points, dtype=np.int64)]
-    mu = Z.mean(axis=0) if len(Z) else np.zeros(n_buf)
-    Z -= mu
+    Z, mu = _centred_points(P, points, n_buf)
     m = len(Z)
     Bp = np.empty((n_buf + 2, m), dtype=np.float32)
     Bp[:n_buf] = (2.0 * g) * Z.T
@@ -211,6 +209,14 @@ def rbf_blocks32(A, rows_a, P, points, kernel, consume, threads=None):
     return True
 
 
+def _centred_points(P, points, n_buf):
+    """(Z, mu): the dense rows ``points`` of P less their mean mu (rbf_blocks32's translation)."""
+    Z = P.dense(n_buf)[np.asarray(points, dtype=np.int64)]
+    mu = Z.mean(axis=0) if len(Z) else np.zeros(n_buf)
+    Z -= mu
+    return Z, mu
+
+
 def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
     """Call ``consume(lo, hi, sums)`` with sums[r, c] = sum over the points u of segment c of
     exp(-gamma |x - p_u|^2), x = A[rows_a[lo + r]], p_u = P[points[u]] (the kernel bias not
@@ -234,15 +240,58 @@ def rbf_pieces32(A, rows_a, P, points, seg, kernel, consume, threads=None):
 _PIECE_VALUES32 = 2 * _PIECE_VALUES
 
 
+# the error of an exponent of rbf_blocks32's float32 product of augmented rows, k = d + 2 terms
+# a_i b_i: the inputs' roundings to float32 (two of 2^-24 relative a term) and the sum's (k 2^-24
+# / (1 - k 2^-24) of sum |a_i b_i| in any order, fused or not), where sum |a_i b_i| is at most
+# gamma (|x - mu| + |p - mu|)^2: in all at most (d + 5) 2^-24 gamma (|x - mu| + |p - mu|)^2
+# (expansion32's ``scale``; the 3 over k covers the roundings and the denominator, d < 2^20)
+_U32 = 2.0 ** -24
+
+
+@njit(fastmath=True)
+def rbf_dot_exp32_product(block, coef, acoef, pnorm, pnorm2, anorm, scale, floor, out, err):
+    """For every row r of ``block`` (float32 exponents of rbf values from rbf_blocks32's
+    product, exponentials taken in place): out[r] = sum over u of exp(min(block[r, u], 0))
+    coef[u], in double; err[r] bounds |out[r] - the sum with exact exponents and exponentials|:
+    each value's exponent is off by at most scale (anorm[r] + pnorm[u])^2 (|x - mu|, |p - mu|),
+    which moves its exponential by the factor exp of that (bounded by 1.01 times it, below
+    0.01; ``pnorm2``: pnorm squared), and the exponential's own error (_EXP32_REL; ``floor``:
+    _EXP32_ABS times the sum of acoef, for the values clipped at exp(-87))."""
+    m = block.shape[1]
+    bits = np.empty(m, dtype=np.int32)
+    for r in range(block.shape[0]):
+        row = block[r]
+        exp_nonpositive32(row, m, bits)
+        s = 0.0
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        for u in range(m):
+            kv = np.float64(row[u])
+            s += kv * coef[u]
+            w = kv * acoef[u]
+            s0 += w
+            s1 += w * pnorm[u]
+            s2 += w * pnorm2[u]
+        a = anorm[r]
+        moved = scale * (a * a * s0 + 2.0 * a * s1 + s2)
+        out[r] = s
+        err[r] = _EXP32_REL * s0 + 1.01 * moved + floor
+
+
 def expansion32(A, rows_a, B, rows_b, coef, kernel, threads=None, mem_mb=64.0):
     """(out, err): out = K(A[rows_a], B[rows_b]) @ coef for a vector ``coef``, err a bound on
     each out value's error from single precision (zeros where none is used).
 
-    For the rbf kernel on dense rows the exponents are computed in double (one BLAS product a
-    piece, :func:`svmtool.ops.kernels.dense_pieces`), the exponentials in single precision and
-    their sum in double, as LIBSVM adds its float kernel values into a double gradient: about
-    1e-7 relative error a value, in about a third of the double exp's time (:func:`rbf_dot_exp32`
-    bounds the sum's error).  Other kernels and sparse rows:
+    For the rbf kernel on dense rows the exponents come from one float32 BLAS product of
+    augmented rows a piece (:func:`rbf_blocks32`: half the double product's time), the
+    exponentials in single precision and their sum in double, as LIBSVM adds its float kernel
+    values into a double gradient; :func:`rbf_dot_exp32_product` bounds the error of each sum
+    from the product's and the exponentials' roundings (a relative error of some 1e-5 a value
+    where the rows are far from the points' mean).  Where that bound could pass 1% of a value
+    (rows too far from the mean, a large gamma) the exponents are computed in double
+    (:func:`svmtool.ops.kernels.dense_pieces`, about 1e-7 relative error a value,
+    :func:`rbf_dot_exp32`).  Other kernels and sparse rows:
     :func:`svmtool.ops.kernels.kernel_expansion` in double."""
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     if not (kernel.ktype == RBF and A.prefers_dense() and B.prefers_dense() and len(rows_a)
@@ -252,12 +301,32 @@ def expansion32(A, rows_a, B, rows_b, coef, kernel, threads=None, mem_mb=64.0):
     out = np.empty(len(rows_a))
     err = np.empty(len(rows_a))
     acoef = np.abs(coef)
+    rows_a = np.asarray(rows_a, dtype=np.int64)
+    n_buf = max(A.n_features, B.n_features, 1)
+    Z, mu = _centred_points(B, rows_b, n_buf)
+    pnorm2 = np.einsum("ij,ij->i", Z, Z)
+    pnorm = np.sqrt(pnorm2)
+    anorm = np.empty(len(rows_a))
+    Da = A.dense(n_buf)
+    for c0 in range(0, len(rows_a), 65536):
+        Xc = Da[rows_a[c0:c0 + 65536]] - mu
+        anorm[c0:c0 + len(Xc)] = np.sqrt(np.einsum("ij,ij->i", Xc, Xc))
+    scale = (n_buf + 5) * _U32 * float(kernel.gamma)
+    floor = _EXP32_ABS * float(acoef.sum())
+    if scale * (float(anorm.max()) + float(pnorm.max())) ** 2 < 0.01:
+        def product(lo, hi, blk):
+            rbf_dot_exp32_product(blk, coef, acoef, pnorm, pnorm2, anorm[lo:hi], scale, floor,
+                                  out[lo:hi], err[lo:hi])
 
-    def dots(lo, hi, blk):
-        rbf_dot_exp32(blk, coef, acoef, out[lo:hi], err[lo:hi])
+        done = rbf_blocks32(A, rows_a, B, rows_b, kernel, product, threads)
+    else:
+        done = False
+    if not done:
+        def dots(lo, hi, blk):
+            rbf_dot_exp32(blk, coef, acoef, out[lo:hi], err[lo:hi])
 
-    dense_pieces(A, rows_a, B, rows_b, kernel, dots, threads, finish=False,
-                 piece_values=_PIECE_VALUES32)
+        dense_pieces(A, rows_a, B, rows_b, kernel, dots, threads, finish=False,
+                     piece_values=_PIECE_VALUES32)
     if kernel.kbias != 0.0:
         out += float(kernel.kbias) * coef.sum()
     return out, err
