@@ -302,3 +302,28 @@ def test_single_precision_rows_float32_cache_near_the_double_solve(monkeypatch):
         b = solve(rows, yy, 2.0, kern, eps=1e-6)
         assert set(seen) == {np.dtype(np.float64)}
         np.testing.assert_array_equal(a.alpha, b.alpha)
+
+
+def test_a_given_gradient_starts_the_solve(monkeypatch):
+    # init_gradient replaces the gradient the solve would compute from init_alpha (it computes
+    # none): the exact one gives the iterates of a solve that computes it; a wrong one is used
+    # as given (the solve then stops at a point whose true gradient violates eps)
+    from svmtool.solvers.kernel import kernel_cd
+
+    X, y = problem(31, n=120)
+    k = Kernel(2, 0.7)
+    R = Rows.of(X)
+    a0 = np.where(np.arange(120) % 3 == 0, 0.8, 0.0)
+    G0 = kernel_cd.gradient(R, y, a0, k)
+    ref = solve(R, y, 2.0, k, eps=1e-8, init_alpha=a0)
+    computed = []
+    exact = kernel_cd.gradient
+    monkeypatch.setattr(kernel_cd, "gradient", lambda *a, **kw: (
+        kw.get("targets") is None and computed.append(1)) or exact(*a, **kw))   # (not rebuilds)
+    got = solve(R, y, 2.0, k, eps=1e-8, init_alpha=a0, init_gradient=G0)
+    assert not computed
+    np.testing.assert_allclose(got.alpha, ref.alpha, rtol=0, atol=1e-12)
+    assert got.iterations == ref.iterations
+    wrong = solve(R, y, 2.0, k, eps=1e-8, init_alpha=a0, init_gradient=G0 + 0.5, max_steps=50)
+    G = exact(R, y, wrong.alpha, k)
+    assert np.abs(kernel_cd._pg_numpy(G, wrong.alpha, 2.0)).max() > 1e-3

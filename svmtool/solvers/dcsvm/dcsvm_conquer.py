@@ -82,9 +82,10 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         before = alpha[W].copy()
         # the first round to a looser tolerance: the next ones move its solution anyway
         tol = max(eps, min(FIRST_ROUND_TOL, eps * FIRST_ROUND_EPS)) if rnd == 0 else eps
+        g_w = None if rnd == 0 else _exact_on(X, y, alpha, kernel, G, E, W, threads, mem)
         r = solve(take_rows(X, W), y[W], C[W], kernel, eps=tol, init_alpha=before,
                   shrinking=shrinking, cache_mb=cache_mb, threads=threads, deadline=deadline,
-                  max_steps=max_steps, callback=callback)
+                  max_steps=max_steps, callback=callback, init_gradient=g_w)
         last = r
         steps += r.iterations
         alpha[W] = r.alpha
@@ -130,15 +131,28 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
                        "steps": r.iterations})
         if (len(viol) == 0 and tol <= eps) or not r.converged:
             break
-        extra = int(max(MIN_GROW, GROW * len(viol)))
-        if extra < len(out):
-            near = out[np.argpartition(g_out, extra)[:extra]]
-        else:
-            near = out
-        in_w[viol] = True
-        in_w[near] = True
-        W = np.flatnonzero(in_w)
+        W = _grown(in_w, viol, out, g_out)
     return last, G, {"rounds": rounds, "steps": steps, "gradient_error": E}
+
+
+def _exact_on(X, y, alpha, kernel, G, E, W, threads, mem):
+    """W's gradient, exact: it is on the rows solved last round and the rechecked ones; the
+    others that joined (from the expansions, E > 0) are computed again (alpha is 0 outside W)."""
+    inexact = W[E[W] > 0.0]
+    if len(inexact):
+        G[inexact] = gradient(X, y, alpha, kernel, targets=inexact, threads=threads, mem_mb=mem)
+        E[inexact] = 0.0
+    return G[W]
+
+
+def _grown(in_w, viol, out, g_out):
+    """The next working set: W, the violators and the outside rows of smallest gradient (up to
+    GROW times the violators, at least MIN_GROW); in_w updated."""
+    extra = int(max(MIN_GROW, GROW * len(viol)))
+    near = out[np.argpartition(g_out, extra)[:extra]] if extra < len(out) else out
+    in_w[viol] = True
+    in_w[near] = True
+    return np.flatnonzero(in_w)
 
 
 def result_fields(alpha, G, C, eps, err=None):

@@ -100,14 +100,15 @@ def objectives(alpha, G, C):
 
 def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True,
           cache_mb=DEFAULT_CACHE_MB, max_steps=None, threads=None, callback=None,
-          chunk_steps=1000, deadline=None, arena=None, single=False):
+          chunk_steps=1000, deadline=None, arena=None, single=False, init_gradient=None):
     """Solve the bias-free kernel SVM dual on the rows of X; returns a SolverResult.
 
     ``y`` in {-1, +1}; ``C`` a scalar or per-row array of upper bounds; ``arena``: a
     :class:`CacheArena` to take the kernel row cache from (one per thread); ``single``: rbf
     rows of dense data computed and cached in single precision, as LIBSVM keeps its kernel
     values (the gradient stays double; the subproblems of DC-SVM's early level, whose solution
-    is the early model).
+    is the early model); ``init_gradient``: Q init_alpha - e on these rows, exact, when the
+    caller has it (DC-SVM's conquer rounds; None: computed from init_alpha).
     """
     t0 = time.perf_counter()
     t_grad = 0.0
@@ -121,12 +122,7 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True
     qd = _diag(X.indptr, X.indices, X.data, X.sq, *args)
     qd = np.where(qd > 0, qd, 1e-12)
     iqd = 1.0 / qd
-    if init_alpha is None:
-        alpha = np.zeros(n)
-        G = -np.ones(n)
-    else:
-        alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
-        G = gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
+    alpha, G = _start(X, y, C, kernel, init_alpha, init_gradient, threads, cache_mb)
     t_grad = time.perf_counter() - t0
     if arena is None:
         arena = CacheArena()        # (for the caches of this solve's passes)
@@ -178,6 +174,18 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True
         res.extra["stopped"] = stopped
     res.extra["gradient"] = G
     return res
+
+
+def _start(X, y, C, kernel, init_alpha, init_gradient, threads, cache_mb):
+    """The starting (alpha, G): zero and -e, or init_alpha clipped to [0, C] and its gradient
+    (``init_gradient`` if given, else computed)."""
+    n = X.n_rows
+    if init_alpha is None:
+        return np.zeros(n), -np.ones(n)
+    alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
+    if init_gradient is not None:
+        return alpha, np.array(init_gradient, dtype=np.float64)
+    return alpha, gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
 
 
 def _pg_numpy(G, alpha, C):
