@@ -322,6 +322,11 @@ def test_a_given_gradient_starts_the_solve(monkeypatch):
         kw.get("targets") is None and computed.append(1)) or exact(*a, **kw))   # (not rebuilds)
     got = solve(R, y, 2.0, k, eps=1e-8, init_alpha=a0, init_gradient=G0)
     assert not computed
+    # a start outside [0, C] is clipped: the given gradient no longer belongs to it, so the
+    # solve computes its own
+    solve(R, y, 0.5, k, eps=1e-8, init_alpha=a0, init_gradient=G0, max_steps=1)
+    assert computed
+    computed.clear()
     np.testing.assert_allclose(got.alpha, ref.alpha, rtol=0, atol=1e-12)
     assert got.iterations == ref.iterations
     wrong = solve(R, y, 2.0, k, eps=1e-8, init_alpha=a0, init_gradient=G0 + 0.5, max_steps=50)

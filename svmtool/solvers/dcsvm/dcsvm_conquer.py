@@ -120,8 +120,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         # support vector, in double (few rows: a small share of the expansion's values)
         maybe = out[(g_out - E[out] < -eps) & (E[out] > 0.0)]
         if len(maybe):
-            G[maybe] = gradient(X, y, alpha, kernel, targets=maybe, threads=threads, mem_mb=mem)
-            E[maybe] = 0.0
+            _make_exact(X, y, alpha, kernel, G, E, maybe, threads, mem)
             g_out = G[out]
         t2 = time.perf_counter()
         viol = out[g_out - E[out] < -eps]
@@ -135,13 +134,18 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
     return last, G, {"rounds": rounds, "steps": steps, "gradient_error": E}
 
 
+def _make_exact(X, y, alpha, kernel, G, E, rows, threads, mem):
+    """G on ``rows`` computed again, in double, from every support vector (E = 0 there)."""
+    G[rows] = gradient(X, y, alpha, kernel, targets=rows, threads=threads, mem_mb=mem)
+    E[rows] = 0.0
+
+
 def _exact_on(X, y, alpha, kernel, G, E, W, threads, mem):
     """W's gradient, exact: it is on the rows solved last round and the rechecked ones; the
     others that joined (from the expansions, E > 0) are computed again (alpha is 0 outside W)."""
     inexact = W[E[W] > 0.0]
     if len(inexact):
-        G[inexact] = gradient(X, y, alpha, kernel, targets=inexact, threads=threads, mem_mb=mem)
-        E[inexact] = 0.0
+        _make_exact(X, y, alpha, kernel, G, E, inexact, threads, mem)
     return G[W]
 
 

@@ -178,12 +178,13 @@ def solve(X: Rows, y, C, kernel: Kernel, *, eps, init_alpha=None, shrinking=True
 
 def _start(X, y, C, kernel, init_alpha, init_gradient, threads, cache_mb):
     """The starting (alpha, G): zero and -e, or init_alpha clipped to [0, C] and its gradient
-    (``init_gradient`` if given, else computed)."""
+    (``init_gradient`` if given and the clipping left init_alpha as it was, else computed)."""
     n = X.n_rows
     if init_alpha is None:
         return np.zeros(n), -np.ones(n)
-    alpha = np.clip(np.asarray(init_alpha, dtype=np.float64), 0.0, C).copy()
-    if init_gradient is not None:
+    given = np.asarray(init_alpha, dtype=np.float64)
+    alpha = np.clip(given, 0.0, C).copy()
+    if init_gradient is not None and np.array_equal(alpha, given):
         return alpha, np.array(init_gradient, dtype=np.float64)
     return alpha, gradient(X, y, alpha, kernel, threads=threads, mem_mb=min(64.0, cache_mb))
 
