@@ -255,3 +255,14 @@ def test_shrinking_meets_the_rule_over_all_variables(path, n, gamma, form):
     np.testing.assert_allclose(res.G, G, rtol=0, atol=1e-4)   # (float32 rows)
     assert _violation(res.alpha, y, C, G) < 1e-3 + 1e-4
     assert abs(res.obj - got[False].obj) <= 1e-5 * abs(got[False].obj)
+
+
+@pytest.mark.parametrize("populate", [False, True])
+def test_mapped_memory_is_zeroed_and_writable(populate):
+    """The row buffer's memory (a private anonymous map, its pages faulted in at once when
+    asked): zeros of the asked size and type, writable, and each array its own memory."""
+    a = bsmo._mapped(100_000, np.float32, populate=populate)
+    b = bsmo._mapped(100_000, np.float32, populate=populate)
+    assert a.dtype == np.float32 and a.shape == (100_000,) and not a.any()
+    a[:] = 1.5
+    assert a.sum() == 150_000.0 and not b.any()

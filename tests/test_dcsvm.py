@@ -467,3 +467,40 @@ def test_early_levels_single_precision_rows_exact_levels_double(monkeypatch):
     d1, d2 = early.decision_function(prob)[:, 0], double.decision_function(prob)[:, 0]
     assert np.abs(d1 - d2).max() <= 1e-4 * np.abs(d2).max()
     assert np.array_equal(early.predict(prob), double.predict(prob))
+
+
+def test_row_cache_memory_is_reused_across_levels_and_conquer_rounds(monkeypatch):
+    """A fit's solves share their row cache memory (CacheArena): the levels' subproblems take
+    the free arenas of earlier ones (no more arenas than threads), the conquer step's rounds one
+    arena, the levels' largest; the solution is that of a fresh arena for every solve."""
+    import svmtool.solvers.dcsvm.dcsvm_conquer as conquer_mod
+
+    seen = {"level": [], "conquer": []}
+
+    def spy(where, real):
+        def call(*a, **kw):
+            seen[where].append(kw["arena"])
+            return real(*a, **kw)
+        return call
+
+    prob = moons(500, seed=5)
+    opts = dict(levels=3, k_clusters=2, sample=150)
+    monkeypatch.setattr(dcsvm, "solve", spy("level", dcsvm.solve))
+    monkeypatch.setattr(conquer_mod, "solve", spy("conquer", conquer_mod.solve))
+    shared = api.train(prob, params(**opts))
+    levels = {id(a) for a in seen["level"]}
+    assert len(seen["level"]) >= 8 and 1 <= len(levels) <= 2
+    assert len(seen["conquer"]) >= 2 and len({id(a) for a in seen["conquer"]}) == 1
+    assert id(seen["conquer"][0]) in levels
+    biggest = max(seen["level"], key=lambda a: a.buf.size)
+    assert seen["conquer"][0].buf.size >= biggest.buf.size
+
+    from svmtool.solvers.kernel import kernel_cd
+
+    def fresh_arena(*a, **kw):
+        return kernel_cd.solve(*a, **dict(kw, arena=kernel_cd.CacheArena()))
+
+    monkeypatch.setattr(dcsvm, "solve", fresh_arena)
+    monkeypatch.setattr(conquer_mod, "solve", fresh_arena)
+    alone = api.train(prob, params(**opts))
+    assert np.array_equal(shared.decision_function(prob), alone.decision_function(prob))

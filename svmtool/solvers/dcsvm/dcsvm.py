@@ -171,6 +171,28 @@ class _Run:
         self.alpha = np.zeros(n) if init_alpha is None else \
             np.clip(init_alpha, 0.0, self.C).astype(np.float64)
         self.warm = bool(np.any(self.alpha > 0))
+        # the row cache memory of finished solves, for the next ones: its pages are faulted in
+        # (zeroed by the kernel) once per fit rather than once a level and a conquer round
+        self._arenas = []
+        self._arena_lock = threading.Lock()
+
+    def take_arena(self):
+        """Row cache memory for one solve: the largest of the free ones, or a new one."""
+        with self._arena_lock:
+            if not self._arenas:
+                return CacheArena()
+            big = max(range(len(self._arenas)), key=lambda i: self._arenas[i].buf.size)
+            return self._arenas.pop(big)
+
+    def give_arena(self, arena):
+        """A solve's arena free again."""
+        with self._arena_lock:
+            self._arenas.append(arena)
+
+    def drop_arenas(self):
+        """The free arenas let go (their memory back to the system)."""
+        with self._arena_lock:
+            self._arenas.clear()
 
     def cluster(self, l, nc, prev_cl):
         """Level l's clustering into nc clusters: nested in the level below (coarsen), or two-step
@@ -190,17 +212,17 @@ class _Run:
         sub_mb = max(1.0, self.cache_mb / self.threads)
         X, y, C, alpha = self.X, self.y, self.C, self.alpha
         single = EARLY_SINGLE_ROWS and self.early is not None
-        arenas = threading.local()          # one row cache memory per thread, reused
 
         def run(rows):
             if len(rows) == 0:
                 return rows, None
-            arena = getattr(arenas, "arena", None)
-            if arena is None:
-                arena = arenas.arena = CacheArena()
-            r = solve(take_rows(X, rows), y[rows], C[rows], self.kernel, eps=self.level_eps,
-                      init_alpha=alpha[rows], shrinking=self.shrinking, cache_mb=sub_mb,
-                      threads=1, deadline=self.deadline, arena=arena, single=single)
+            arena = self.take_arena()
+            try:
+                r = solve(take_rows(X, rows), y[rows], C[rows], self.kernel, eps=self.level_eps,
+                          init_alpha=alpha[rows], shrinking=self.shrinking, cache_mb=sub_mb,
+                          threads=1, deadline=self.deadline, arena=arena, single=single)
+            finally:
+                self.give_arena(arena)
             return rows, r
 
         order = sorted(range(len(groups)), key=lambda c: -len(groups[c]))
@@ -328,8 +350,12 @@ def _conquered(run, stats, callback):
     top_cb = None
     if callback is not None:
         top_cb = (lambda it, info: callback(it, dict(info, level=0)))
+    # the levels' largest row cache memory for the conquer step's solves, the others let go
+    arena = run.take_arena()
+    run.drop_arenas()
     kw = dict(eps=run.eps, shrinking=run.shrinking, cache_mb=run.cache_mb, threads=run.threads,
-              deadline=run.deadline, max_steps=run.params.max_iter, callback=top_cb)
+              deadline=run.deadline, max_steps=run.params.max_iter, callback=top_cb,
+              arena=arena)
     if not (stats or run.warm):
         res = solve(run.X, run.y, run.C, run.kernel, **kw)
     else:

@@ -40,7 +40,7 @@ import numpy as np
 from svmtool.ops.kernels import kernel_expansion
 from svmtool.ops.kernels32 import expansion32
 from svmtool.ops.rows import take_rows
-from svmtool.solvers.kernel.kernel_cd import gradient, objectives, solve
+from svmtool.solvers.kernel.kernel_cd import CacheArena, gradient, objectives, solve
 
 # rows added to W in a round besides the violators: the outside rows of smallest gradient,
 # up to GROW times the number of violators (and at least MIN_GROW), so that rows about to
@@ -61,10 +61,12 @@ SINGLE_MIN_EPS = 1e-4
 
 
 def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, threads=None,
-            deadline=None, max_steps=None, callback=None):
+            deadline=None, max_steps=None, callback=None, arena=None):
     """Solve the whole problem from ``alpha`` (updated in place); returns (result of the last
     restricted solve, full gradient G, statistics of the rounds); the statistics'
-    ``gradient_error`` bounds |G_i - the exact gradient| (0 in W)."""
+    ``gradient_error`` bounds |G_i - the exact gradient| (0 in W).  ``arena``: the
+    :class:`~svmtool.solvers.kernel.kernel_cd.CacheArena` of the rounds' solves (None: one for
+    them all)."""
     n = len(y)
     mem = min(64.0, cache_mb)
     in_w = alpha > 0
@@ -77,6 +79,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
     steps = 0
     last = None
     base = None     # alpha at which G outside W was last exact
+    arena = CacheArena() if arena is None else arena
     for rnd in range(MAX_ROUNDS):
         t0 = time.perf_counter()
         before = alpha[W].copy()
@@ -85,7 +88,7 @@ def conquer(X, y, C, kernel, alpha, *, eps, shrinking=True, cache_mb=100.0, thre
         g_w = None if rnd == 0 else _exact_on(X, y, alpha, kernel, G, E, W, threads, mem)
         r = solve(take_rows(X, W), y[W], C[W], kernel, eps=tol, init_alpha=before,
                   shrinking=shrinking, cache_mb=cache_mb, threads=threads, deadline=deadline,
-                  max_steps=max_steps, callback=callback, init_gradient=g_w)
+                  max_steps=max_steps, callback=callback, init_gradient=g_w, arena=arena)
         last = r
         steps += r.iterations
         alpha[W] = r.alpha

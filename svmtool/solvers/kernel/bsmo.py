@@ -156,14 +156,21 @@ def _interleave(picks):
     return flat[flat >= 0]
 
 
-def _mapped(count, dtype):
-    """A zero-filled array of ``count`` values in an anonymous memory map of its own: memory as
-    malloc gives a C program's large blocks, without the transparent-huge-page advice numpy's
-    allocator gives arrays of 4 MB and more.  Under the kernel's default THP settings (enabled
-    and defrag "madvise") each first touch of such advised memory may compact memory to find a
-    huge page, which made the row cache's first touches most of a large run's system time."""
+def _mapped(count, dtype, populate=False):
+    """A zero-filled array of ``count`` values in a private anonymous memory map of its own:
+    memory as malloc gives a C program's large blocks, without the transparent-huge-page advice
+    numpy's allocator gives arrays of 4 MB and more.  Under the kernel's default THP settings
+    (enabled and defrag "madvise") each first touch of such advised memory may compact memory
+    to find a huge page, which made the row cache's first touches most of a large run's system
+    time.  ``populate``: the pages are faulted in by the mapping itself (Linux's MAP_POPULATE,
+    where the platform has it), in one call instead of one fault a page as they are first
+    written (about half the cost on a virtual machine): for memory that will be written whole."""
     nbytes = max(1, int(count) * np.dtype(dtype).itemsize)
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype, count=int(count))
+    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+    if populate:
+        flags |= getattr(mmap, "MAP_POPULATE", 0)
+    buf = mmap.mmap(-1, nbytes, flags=flags) if flags else mmap.mmap(-1, nbytes)
+    return np.frombuffer(buf, dtype=dtype, count=int(count))
 
 
 def _distinct(points, l):
@@ -186,7 +193,8 @@ class RowBuffer:
         self.kd = kd
         self.q = q
         slots = row_slots(kd, q, cache_mb)
-        self.flat = _mapped(slots * kd.l, np.float32)
+        # at most two sets' rows (cheap dense rows): the first set fills half, a longer run all
+        self.flat = _mapped(slots * kd.l, np.float32, populate=slots <= SLOTS_PER_SET * q)
         self.slot_of = -np.ones(kd.l, dtype=np.int64)
         self.clock = 0
         k = kd.kernel
@@ -199,8 +207,8 @@ class RowBuffer:
         # is fresh memory from the OS (tens of MB past glibc's mmap threshold), which the
         # kernel zeroes page by page
         dense = kd.use_dense and not kd.precomputed
-        self.dots_flat = (_mapped(self.threads * PIECE_ROWS * min(kd.l, COL_BLOCK), np.float64)
-                          if dense else None)
+        self.dots_flat = (_mapped(self.threads * PIECE_ROWS * min(kd.l, COL_BLOCK), np.float64,
+                                  populate=True) if dense else None)
         self.lay_out(np.arange(kd.l, dtype=np.int64))
 
     def lay_out(self, points):
