@@ -164,7 +164,8 @@ def _mapped(count, dtype, populate=False):
     to find a huge page, which made the row cache's first touches most of a large run's system
     time.  ``populate``: the pages are faulted in by the mapping itself (Linux's MAP_POPULATE,
     where the platform has it), in one call instead of one fault a page as they are first
-    written (about half the cost on a virtual machine): for memory that will be written whole."""
+    written, which costs less per page than a fault each: for memory that will be written
+    whole."""
     nbytes = max(1, int(count) * np.dtype(dtype).itemsize)
     flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
     if populate:
