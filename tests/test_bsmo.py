@@ -149,15 +149,52 @@ def test_threads_change_no_bit(heart, name, monkeypatch):
     monkeypatch.setattr(bsmo, "SPLIT_MIN", 8)
     _, run = CASES[name]
     out = []
-    for threads in (1, 2):
+    for threads in (1, 2, 3):
         kd = _kd(heart)
         kd.threads = threads
         sol = run(kd, heart, dict(eps=1e-4, working_set="batched", q=32))
         assert sol.converged and sol.extra["outer"] > 3
         out.append(sol)
     assert kd.use_dense or name != "c_svc", "heart_scale's narrow rows take the dense path"
-    assert np.array_equal(out[0].coef, out[1].coef) and out[0].rho == out[1].rho
-    assert out[0].obj == out[1].obj and out[0].iterations == out[1].iterations
+    for other in out[1:]:
+        assert np.array_equal(out[0].coef, other.coef) and out[0].rho == other.rho
+        assert out[0].obj == other.obj and out[0].iterations == other.iterations
+
+
+def test_split_runs_its_first_range_in_the_caller(heart):
+    """A split over t threads runs its first range in the calling thread and the others on
+    the pool's threads, each range once; an error in the caller's range comes out only after
+    the workers' ranges ran (none writes into the buffers after the call returned)."""
+    import threading
+    import time
+
+    kd = _kd(heart)
+    kd.threads = 3
+    buf = bsmo.RowBuffer(kd, 32, 100.0)
+    try:
+        seen = []
+
+        def fn(w, a, b):
+            seen.append((w, a, b, threading.get_ident()))
+
+        buf.in_parts(fn, 90, 3)
+        me = threading.get_ident()
+        assert sorted(s[:3] for s in seen) == [(0, 0, 30), (1, 30, 60), (2, 60, 90)]
+        assert [s[3] == me for s in sorted(seen)] == [True, False, False]
+
+        done = []
+
+        def failing(w, a, b):
+            if w == 0:
+                raise RuntimeError("range 0")
+            time.sleep(0.05)
+            done.append(w)
+
+        with pytest.raises(RuntimeError, match="range 0"):
+            buf.in_parts(failing, 90, 3)
+        assert sorted(done) == [1, 2]
+    finally:
+        buf.close()
 
 
 @pytest.mark.parametrize("name", ["c_svc", "epsilon_svr"])

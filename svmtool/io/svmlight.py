@@ -66,12 +66,21 @@ class _Parser:
         self._pool = None
         self.has_cost = False       # some row read so far has a cost: token
 
-    def pool(self):
-        if self._pool is None and self.threads > 1:
+    def each(self, fn, n):
+        """[fn(k) for k in range(n)]: piece 0 in this thread, the others on the pool's
+        threads - 1 workers (the caller parses rather than waits)."""
+        if n <= 1 or self.threads <= 1:
+            return [fn(k) for k in range(n)]
+        if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            self._pool = ThreadPoolExecutor(self.threads)
-        return self._pool
+            self._pool = ThreadPoolExecutor(self.threads - 1)
+        others = [self._pool.submit(fn, k) for k in range(1, n)]
+        try:
+            first = fn(0)
+        finally:
+            rest = [f.result() for f in others]
+        return [first] + rest
 
     def close(self):
         if self._pool is not None:
@@ -82,12 +91,7 @@ class _Parser:
         """Cut buf[start:end] into pieces; return (cuts, newline counts, colon counts)."""
         n = self.threads if end - start >= _SMALL else 1
         cuts = self.p.find_line_starts(buf, start, end, n)
-        pool = self.pool() if n > 1 else None
-        if pool is not None:
-            counts = list(pool.map(lambda k: self.p.count_piece(buf, cuts[k], cuts[k + 1]),
-                                   range(n)))
-        else:
-            counts = [self.p.count_piece(buf, cuts[0], cuts[1])]
+        counts = self.each(lambda k: self.p.count_piece(buf, cuts[k], cuts[k + 1]), n)
         nls = [c[0] for c in counts]
         cols = [c[1] for c in counts]
         return cuts, nls, cols
@@ -131,8 +135,7 @@ class _Parser:
                                 out["qid"], out["cost"], out["cstart"], out["cend"], row_offs[k],
                                 nnz_offs[k])
 
-        pool = self.pool() if n > 1 else None
-        results = list(pool.map(work, range(n))) if pool is not None else [work(k) for k in range(n)]
+        results = self.each(work, n)
         for k, res in enumerate(results):
             status, err = res[0], res[1]
             if status != p.OK:

@@ -360,8 +360,7 @@ def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out
         lo, hi = bounds[k], bounds[k + 1]
         block(rows_a[lo:hi], out[lo:hi])
 
-    with ThreadPoolExecutor(t) as ex:
-        list(ex.map(part, range(t)))
+    _caller_and_pool(t, part)
     return out
 
 
@@ -489,6 +488,18 @@ def dense_pieces(A, rows_a, B, rows_b, kernel: Kernel, consume, threads=None, fi
     row_ranges_on_threads(n, min(n_threads(threads), max(1, n // (4 * step))), part)
 
 
+def _caller_and_pool(t, part):
+    """part(k) for k in range(t): part 0 in this thread, the others on t - 1 fresh threads
+    (the caller works rather than waits for them)."""
+    with ThreadPoolExecutor(t - 1) as ex:
+        others = [ex.submit(part, k) for k in range(1, t)]
+        try:
+            part(0)
+        finally:
+            for f in others:
+                f.result()
+
+
 def row_ranges_on_threads(n, t, part):
     """Run ``part(start, stop)`` over t contiguous ranges covering range(n), one thread each.
 
@@ -504,8 +515,7 @@ def row_ranges_on_threads(n, t, part):
         if t <= 1:
             part(0, n)
         else:
-            with ThreadPoolExecutor(t) as ex:
-                list(ex.map(part, bounds[:-1], bounds[1:]))
+            _caller_and_pool(t, lambda k: part(bounds[k], bounds[k + 1]))
 
 
 def kernel_expansion(A, rows_a, B, rows_b, coef, kernel: Kernel, threads=None, mem_mb=64.0):
