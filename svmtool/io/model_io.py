@@ -27,10 +27,9 @@ import sys
 from svmtool.errors import ModelFormatError
 from svmtool.io.output import open_output
 from svmtool.io.model_text import decode, first_line
-from svmtool.models.linear import LinearModel
 
 
-def save_model(model: LinearModel, path, fmt=None) -> None:
+def save_model(model, path, fmt=None) -> None:
     """Write ``model`` to ``path`` (``-``: stdout) in its own format: LIBLINEAR's for a linear
     model, LIBSVM's for a kernel model (see :mod:`svmtool.io.output`).
 
@@ -54,12 +53,14 @@ def save_model(model: LinearModel, path, fmt=None) -> None:
 
 def _model_text(model) -> str:
     """The file text of any model: LIBLINEAR, LIBSVM (KernelModel) or early (EarlyModel)."""
-    if isinstance(model, LinearModel):
+    # each model module is looked up, not imported: a model of a kind whose module was never
+    # loaded cannot exist (and svm-train need not import DC-SVM's early model, nor the linear
+    # one, to save its own)
+    linear = sys.modules.get("svmtool.models.linear")
+    if linear is not None and isinstance(model, linear.LinearModel):
         from svmtool.io.liblinear_model import liblinear_text
 
         return liblinear_text(model)
-    # each model module is looked up, not imported: a model of a kind whose module was never
-    # loaded cannot exist (and svm-train need not import DC-SVM's early model to save its own)
     kernel = sys.modules.get("svmtool.models.kernel")
     if kernel is not None and isinstance(model, kernel.KernelModel):
         from svmtool.io.libsvm_model import libsvm_text
