@@ -164,7 +164,8 @@ def test_threads_change_no_bit(heart, name, monkeypatch):
 def test_split_runs_its_first_range_in_the_caller(heart):
     """A split over t threads runs its first range in the calling thread and the others on
     the pool's threads, each range once; an error in the caller's range comes out only after
-    the workers' ranges ran (none writes into the buffers after the call returned)."""
+    the workers' ranges ran (none writes into the buffers after the call returned), and it
+    is the one raised when a worker's range fails too; a worker's error alone comes out."""
     import threading
     import time
 
@@ -189,10 +190,14 @@ def test_split_runs_its_first_range_in_the_caller(heart):
                 raise RuntimeError("range 0")
             time.sleep(0.05)
             done.append(w)
+            if w == 2:
+                raise ValueError("range 2")
 
         with pytest.raises(RuntimeError, match="range 0"):
             buf.in_parts(failing, 90, 3)
         assert sorted(done) == [1, 2]
+        with pytest.raises(ValueError, match="range 2"):
+            buf.in_parts(lambda w, a, b: failing(w, a, b) if w else None, 90, 3)
     finally:
         buf.close()
 

@@ -71,16 +71,16 @@ class _Parser:
         threads - 1 workers (the caller parses rather than waits)."""
         if n <= 1 or self.threads <= 1:
             return [fn(k) for k in range(n)]
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor, wait
 
+        if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads - 1)
         others = [self._pool.submit(fn, k) for k in range(1, n)]
         try:
             first = fn(0)
         finally:
-            rest = [f.result() for f in others]
-        return [first] + rest
+            wait(others)        # (an error of piece 0 comes out once no worker writes)
+        return [first] + [f.result() for f in others]
 
     def close(self):
         if self._pool is not None:

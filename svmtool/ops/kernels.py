@@ -21,7 +21,7 @@ most ``mem_mb`` megabytes of kernel block.
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -496,8 +496,9 @@ def _caller_and_pool(t, part):
         try:
             part(0)
         finally:
-            for f in others:
-                f.result()
+            wait(others)        # (an error of part 0 comes out once no worker writes)
+        for f in others:
+            f.result()
 
 
 def row_ranges_on_threads(n, t, part):

@@ -49,7 +49,7 @@ solver (LIBSVM's ``#iter`` counts the same steps).  ``q`` shrinks until the set'
 
 import mmap
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -277,8 +277,9 @@ class RowBuffer:
         try:
             fn(0, int(cuts[0]), int(cuts[1]))
         finally:
-            for f in others:
-                f.result()
+            wait(others)        # (an error of the first range comes out once no worker writes)
+        for f in others:
+            f.result()
 
     def place(self, pts):
         """The slots of the rows of points ``pts`` (missing rows computed, the least recently
