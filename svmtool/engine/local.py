@@ -69,7 +69,7 @@ import numpy as np
 
 from svmtool._jit import njit
 from svmtool.ops.cores import (  # noqa: F401  (the engine's callers use them here)
-    assume_idle, available_cores, core_free, default_threads)
+    assume_idle, available_cores, core_free, default_threads, run_parts)
 
 # Fewer stored values than this per block and the thread hand-off costs more than it saves.
 MIN_BLOCK_NNZ = 1 << 15
@@ -257,11 +257,7 @@ class LocalOracle:
         def group(t):
             return [calls[b]() for b in self._groups[t]]
 
-        futures = [pool.submit(group, t) for t in range(1, self.threads)]
-        out = group(0)
-        for f in futures:
-            out += f.result()
-        return out
+        return [r for part in run_parts(pool, group, self.threads) for r in part]
 
     def map(self, kernel, *args):
         """``[kernel(indptr, indices, data, lo, hi, *args) for each block]`` (block order)."""

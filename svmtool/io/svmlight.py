@@ -68,19 +68,15 @@ class _Parser:
 
     def each(self, fn, n):
         """[fn(k) for k in range(n)]: piece 0 in this thread, the others on the pool's
-        threads - 1 workers (the caller parses rather than waits)."""
-        if n <= 1 or self.threads <= 1:
-            return [fn(k) for k in range(n)]
-        from concurrent.futures import ThreadPoolExecutor, wait
+        threads - 1 workers (:func:`svmtool.ops.cores.run_parts`; imported here: a small
+        input read by the pure-Python parser loads nothing of svmtool.ops)."""
+        from svmtool.ops.cores import run_parts
 
-        if self._pool is None:
+        if n > 1 and self.threads > 1 and self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._pool = ThreadPoolExecutor(self.threads - 1)
-        others = [self._pool.submit(fn, k) for k in range(1, n)]
-        try:
-            first = fn(0)
-        finally:
-            wait(others)        # (an error of piece 0 comes out once no worker writes)
-        return [first] + [f.result() for f in others]
+        return run_parts(self._pool, fn, n)
 
     def close(self):
         if self._pool is not None:

@@ -21,14 +21,14 @@ most ``mem_mb`` megabytes of kernel block.
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from svmtool._jit import njit
 from svmtool.ops.blas import blas_single_thread
-from svmtool.ops.cores import default_threads
+from svmtool.ops.cores import default_threads, run_parts
 from svmtool.ops.exp import exp_nonpositive
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
@@ -360,7 +360,8 @@ def kernel_block_threads(A, rows_a, B, rows_b, kernel: Kernel, threads=None, out
         lo, hi = bounds[k], bounds[k + 1]
         block(rows_a[lo:hi], out[lo:hi])
 
-    _caller_and_pool(t, part)
+    with ThreadPoolExecutor(t - 1) as ex:
+        run_parts(ex, part, t)
     return out
 
 
@@ -488,19 +489,6 @@ def dense_pieces(A, rows_a, B, rows_b, kernel: Kernel, consume, threads=None, fi
     row_ranges_on_threads(n, min(n_threads(threads), max(1, n // (4 * step))), part)
 
 
-def _caller_and_pool(t, part):
-    """part(k) for k in range(t): part 0 in this thread, the others on t - 1 fresh threads
-    (the caller works rather than waits for them)."""
-    with ThreadPoolExecutor(t - 1) as ex:
-        others = [ex.submit(part, k) for k in range(1, t)]
-        try:
-            part(0)
-        finally:
-            wait(others)        # (an error of part 0 comes out once no worker writes)
-        for f in others:
-            f.result()
-
-
 def row_ranges_on_threads(n, t, part):
     """Run ``part(start, stop)`` over t contiguous ranges covering range(n), one thread each.
 
@@ -516,7 +504,8 @@ def row_ranges_on_threads(n, t, part):
         if t <= 1:
             part(0, n)
         else:
-            _caller_and_pool(t, lambda k: part(bounds[k], bounds[k + 1]))
+            with ThreadPoolExecutor(t - 1) as ex:
+                run_parts(ex, lambda k: part(bounds[k], bounds[k + 1]), t)
 
 
 def kernel_expansion(A, rows_a, B, rows_b, coef, kernel: Kernel, threads=None, mem_mb=64.0):

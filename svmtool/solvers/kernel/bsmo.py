@@ -49,11 +49,12 @@ solver (LIBSVM's ``#iter`` counts the same steps).  ``q`` shrinks until the set'
 
 import mmap
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from svmtool.ops.cores import run_parts
 from svmtool.ops.kernels import Kernel, kernel_block_threads, n_threads
 from svmtool.solvers.common.result import time_up
 from svmtool.solvers.kernel._bsmo_jit import (carry_rows, gather_block, local_smo, point_sums,
@@ -266,20 +267,13 @@ class RowBuffer:
 
     def in_parts(self, fn, n, t):
         """``fn(w, a, b)`` for the ``t`` consecutive ranges [a, b) of [0, n): the first in this
-        thread, the others on the pool's threads (all in this thread when t <= 1); returns when
-        all ran.  The caller works rather than waits: one thread fewer to wake a split, and the
-        first range's data stays in this core's cache."""
+        thread, the others on the pool's threads (:func:`svmtool.ops.cores.run_parts`; all in
+        this thread when t <= 1); returns when all ran."""
         if t <= 1 or self.pool is None:
             fn(0, 0, n)
             return
         cuts = np.linspace(0, n, t + 1).astype(np.int64)
-        others = [self.pool.submit(fn, w, int(cuts[w]), int(cuts[w + 1])) for w in range(1, t)]
-        try:
-            fn(0, int(cuts[0]), int(cuts[1]))
-        finally:
-            wait(others)        # (an error of the first range comes out once no worker writes)
-        for f in others:
-            f.result()
+        run_parts(self.pool, lambda w: fn(w, int(cuts[w]), int(cuts[w + 1])), t)
 
     def place(self, pts):
         """The slots of the rows of points ``pts`` (missing rows computed, the least recently
