@@ -109,6 +109,9 @@ def workloads(data, folder):
     runs += [
         ["train", "-c", "1000", "-e", "0.001", b, m],
         ["train", data["multi"], m],
+        # Newton's one-vs-rest classes in batches (their shared Hessian passes)
+        ["train", "-s", "lr", data["multi"], m],
+        ["train", "-s", "newton", data["multi"], m],
         ["train", "-s", "dcsvm", "--early", "-g", "0.5", b, m],
         ["predict", b, m, os.path.join(folder, "out")],
         # more than two classes: one clustering for all pairs, each cluster's pairs at once

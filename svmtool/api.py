@@ -151,6 +151,7 @@ class _OneVsRest:
 
         self.spec, self.init_model, self.streaming = spec, init_model, streaming
         self.pass_threads = None          # threads of each class's row passes (None: params')
+        self.batches = None               # the classes' shared passes (solvers.newton.batch)
         self.bind, self.close = (lambda s: s.load()), None
         if streaming:
             self.bind, self.close = _scale_out().bound_fit(streaming, problem, params)
@@ -199,6 +200,13 @@ class _OneVsRest:
         workers, self.pass_threads = (1, None) if self.streaming else \
             _class_workers(self.params, self.spec, n, self.arrays[0])
         one = (lambda col: self.fit_class(col, start_w, callback))
+        if self.pass_threads is not None and self.spec.class_batches:
+            # a group of classes a core, whose CG passes are shared (solvers.newton.batch):
+            # up to BATCH classes of each group in flight, each in a thread of its own
+            from svmtool.solvers.newton.batch import BATCH, ClassBatches
+
+            self.batches = ClassBatches(workers, self.pass_threads)
+            workers = min(n, workers * BATCH)
         if workers > 1:
             # one-vs-rest classes are independent problems (each its own generator, same
             # seed): solved on threads (the jitted loop releases the GIL), the models are the
@@ -242,8 +250,10 @@ class _OneVsRest:
         more = {} if weights is None else {"weights": weights}
 
         def solve(s, p, w0):
+            also = {"batch": self.batches} if self.batches is not None and s.class_batches \
+                else {}
             return self.bind(s)(indptr, indices, data, yb, n_cols, c_pos, c_neg, p, init_w=w0,
-                                callback=cb, **more)
+                                callback=cb, **more, **also)
 
         t, c = time.perf_counter(), time.thread_time()
         res = train_one(spec, solve, p, init_w, weighted=weights is not None,
@@ -383,7 +393,8 @@ def _class_workers(params, spec, n_tasks, indptr):
     the threads left (``threads // workers`` each, at least 1) for their row passes, whose
     blocks and sums do not depend on the thread count: the model is the same bits either way,
     and a class per thread spares the passes' hand-offs and runs the CG driver's serial vector
-    work side by side.
+    work side by side.  A solver whose entry says ``class_batches`` (Newton) takes each of the
+    ``workers`` as a group of classes whose passes are shared (:meth:`_OneVsRest._run`).
     """
     if n_tasks < 2 or "one-vs-rest classes" not in spec.threads:
         return 1, None

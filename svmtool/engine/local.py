@@ -245,6 +245,17 @@ class LocalOracle:
         cuts = [t * self.n_blocks // self.threads for t in range(self.threads + 1)]
         self._groups = [list(range(cuts[t], cuts[t + 1])) for t in range(self.threads)]
         self._bufs = {}
+        self._rows_key = None
+
+    def rows_key(self):
+        """What tells these rows and blocks from others': two oracles of equal keys pass over
+        the same stored values, split into the same blocks (so their per-block kernels can be
+        run as one, as Newton's batched classes do)."""
+        if self._rows_key is None:
+            self._rows_key = (self.data.ctypes.data, self.indices.ctypes.data, self.n_rows,
+                              self.nnz, self.n_features, hash(self.indptr.tobytes()),
+                              self.bounds.tobytes())
+        return self._rows_key
 
     # ---- generic passes ---------------------------------------------------------------------
     def _run(self, calls):
@@ -315,17 +326,23 @@ class LocalOracle:
         return out
 
     # ---- group passes (one jitted call per thread) -----------------------------------------
-    def run_groups(self, gkernel, *args):
+    def run_groups(self, gkernel, *args, threads=None):
         """``gkernel(indptr, indices, data, bounds, b0, b1, *args)`` per thread; results in
-        thread order."""
+        thread order.  ``threads``: run on that many threads (at most one a block) instead of
+        the oracle's own count; the blocks, so the results, are the same."""
         ip, ix, d, bd = self.indptr, self.indices, self.data, self.bounds
-        if self.threads == 1:
+        groups = self._groups
+        if threads is not None and threads != self.threads:
+            t = max(1, min(int(threads), self.n_blocks))
+            groups = [range(i * self.n_blocks // t, (i + 1) * self.n_blocks // t)
+                      for i in range(t)]
+        if len(groups) == 1:
             return [gkernel(ip, ix, d, bd, 0, self.n_blocks, *args)]
-        pool = _pool(self.threads - 1)
-        futures = [pool.submit(gkernel, ip, ix, d, bd, g[0], g[-1] + 1, *args)
-                   for g in self._groups[1:]]
-        first = gkernel(ip, ix, d, bd, self._groups[0][0], self._groups[0][-1] + 1, *args)
-        return [first] + [f.result() for f in futures]
+
+        def part(t):
+            return gkernel(ip, ix, d, bd, groups[t][0], groups[t][-1] + 1, *args)
+
+        return run_parts(_pool(len(groups) - 1), part, len(groups))
 
     def _buffers_for(self, out):
         """The per-block buffers (n_blocks,) + out.shape: ``out`` itself, reshaped, with one
@@ -346,12 +363,13 @@ class LocalOracle:
             _sum_blocks(bufs.reshape(self.n_blocks, -1), out.reshape(-1))
         return out
 
-    def block_buffers(self, gkernel, out, *args):
+    def block_buffers(self, gkernel, out, *args, threads=None):
         """Like :meth:`reduce_blocks` but hands back the per-block buffers, unsummed, as an
         array (n_blocks,) + out.shape (with one block: ``out`` itself, reshaped), for a caller
-        that folds the block-order sum into a pass of its own."""
+        that folds the block-order sum into a pass of its own.  ``threads`` as in
+        :meth:`run_groups`."""
         bufs = self._buffers_for(out)
-        self.run_groups(gkernel, *args, bufs)
+        self.run_groups(gkernel, *args, bufs, threads=threads)
         return bufs
 
     def reduce_blocks_and_sum(self, gkernel, out, *args):

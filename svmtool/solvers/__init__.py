@@ -69,6 +69,8 @@ class SolverSpec:
     # -- what it can do ------------------------------------------------------------------------
     warm_start: str = ""          # what it starts from (--init-model): "w", "alpha" or "" (cold)
     threads: str = ""             # what --threads speeds up ("" nothing)
+    class_batches: bool = False   # kind "binary": its fit takes batch= (its one-vs-rest classes
+                                  # share their Hessian passes, svmtool.solvers.newton.batch)
     small_without_numba: bool = False  # runs small problems in plain Python (dual CD: up to
                                   # SMALL_NNZ stored entries), so train reads small text
                                   # without numba too (io.svmlight.PY_PARSE_LIMIT_NUMBA_FREE)
@@ -175,8 +177,9 @@ register(SolverSpec(
     warm_start="alpha", out_of_core=_S + "scale_out.dcd_blocks:fit_rows",
     small_without_numba=True, instance_weights=True, out_of_core_weights=True, **_DUAL_CD))
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
-               threads="one-vs-rest classes, row passes", out_of_core=_S + "newton.newton:fit_rows", dask="passes",
-               instance_weights=True, out_of_core_weights=True)
+               threads="one-vs-rest classes, row passes",
+               out_of_core=_S + "newton.newton:fit_rows", dask="passes",
+               instance_weights=True, out_of_core_weights=True, class_batches=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,

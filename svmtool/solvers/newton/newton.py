@@ -225,11 +225,12 @@ def _pcg(obj, g, M, want_xs):
 
 
 def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None, callback=None,
-        loss="l2", oracle=None, weights=None):
+        loss="l2", oracle=None, weights=None, batch=None):
     """Train a binary L2-loss SVM (``loss="l2"``) or logistic regression (``loss="lr"``);
     ``oracle``: the row passes (default: a LocalOracle over the arrays); ``weights``: one
     instance weight a row (row i's cost ``C_class * W_i``; weight 0: the row takes no part),
-    or None."""
+    or None; ``batch``: the :class:`~svmtool.solvers.newton.batch.ClassBatches` of a
+    one-vs-rest run whose classes share their CG passes (the same model either way)."""
     from svmtool.engine.local import LocalOracle
     from svmtool.solvers.common import weighted
     from svmtool.solvers.newton.objectives import make_objective
@@ -252,7 +253,10 @@ def fit(indptr, indices, data, y, n_features, C_pos, C_neg, params, init_w=None,
     _check_labels(y, oracle.n_rows)
     cost = weighted.row_costs(y, C_pos, C_neg, weights)
     obj = make_objective(loss, oracle, y, cost, free_last=not params.bias_reg.regularize)
-    return _solve(obj, y, loss, params, init_w, callback, t_start)
+    if batch is None:
+        return _solve(obj, y, loss, params, init_w, callback, t_start)
+    with batch.joined(obj):
+        return _solve(obj, y, loss, params, init_w, callback, t_start)
 
 
 def fit_rows(rows, y, n_features, C_pos, C_neg, params, init_w=None, callback=None, loss="l2",

@@ -259,6 +259,7 @@ class Objective:
 
     loss_id = None
     hv_gives_xv = False     # True when hess_vec visits every row, so it can hand back X v
+    batch = None            # the group whose shared passes compute hess_vec_dot (batch.py)
 
     def __init__(self, oracle, y, cost, p=0.0, free_last=False):
         self.oracle = oracle
@@ -361,18 +362,31 @@ class Objective:
 
     def hess_vec_dot(self, v, xv=None):
         """``(H v, v'H v)``: the block buffers of the data term, the identity term ``v`` and the
-        curvature summed in one pass (:func:`_sum_add_dot`); same ``H v`` as :meth:`hess_vec`."""
+        curvature summed in one pass (:func:`_sum_add_dot`); same ``H v`` as :meth:`hess_vec`.
+        In a batch (:mod:`svmtool.solvers.newton.batch`) the pass is shared with the other
+        classes of its group; the result is the same bits."""
         v = np.ascontiguousarray(v, dtype=np.float64)
+        if self.batch is not None:
+            return self.batch.hess_vec_dot(self, v, xv)
+        return self.own_hess_vec_dot(v, xv)
+
+    def own_hess_vec_dot(self, v, xv=None, threads=None):
+        """:meth:`hess_vec_dot` in a pass of its own (on ``threads`` threads; None: the
+        oracle's)."""
         want = xv is not None
         if not want:
             xv = self.z
-        bufs = self.oracle.block_buffers(_hv_group, self._hv, v, self.dcoef, want, xv)
+        more = {} if threads is None else {"threads": threads}
+        bufs = self.oracle.block_buffers(_hv_group, self._hv, v, self.dcoef, want, xv, **more)
         self.passes += 1
-        vhv = _sum_add_dot(bufs, v, self._hv)
+        return self.finish_hess_vec_dot(v, self._hv, _sum_add_dot(bufs, v, self._hv))
+
+    def finish_hess_vec_dot(self, v, hv, vhv):
+        """-R: the last weight's identity term taken back out of ``H v`` and ``v'H v``."""
         if self.free_last:
-            self._hv[-1] -= v[-1]
+            hv[-1] -= v[-1]
             vhv -= v[-1] * v[-1]
-        return self._hv, vhv
+        return hv, vhv
 
     # ---- conveniences (tests, notebooks) ---------------------------------------------------
     def value_at(self, w):
