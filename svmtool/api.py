@@ -474,8 +474,10 @@ def load_model(path):
     return _load(path)
 
 
-def save_model(model, path, fmt=None):
-    """Write a model; ``fmt``: None (the model's own format), "liblinear" or "svmlight"."""
+def save_model(model, path, fmt=None, threads=1):
+    """Write a model; ``fmt``: None (the model's own format), "liblinear" or "svmlight";
+    ``threads``: format a large linear model's numbers on up to that many threads (None: the
+    default count)."""
     from svmtool.io.model_io import save_model as _save
 
-    return _save(model, path, fmt)
+    return _save(model, path, fmt, threads)

@@ -192,6 +192,21 @@ def test_weight_section_is_percent_17g_of_any_double(seed):
     assert weight_section(w) == "".join("%.17g " * 4 % tuple(r) + "\n" for r in w.tolist())
 
 
+@pytest.mark.parametrize("threads", [2, 3, 7])
+def test_weight_section_on_threads_is_the_same_text(threads):
+    """Row ranges formatted on threads and joined: the text of one thread, the values Python
+    formats (outside the jitted range) in each range among them."""
+    from svmtool.io import liblinear_model
+
+    rng = np.random.default_rng(threads)
+    rows = liblinear_model.THREAD_MIN_NUMBERS * threads // 3 + 5
+    w = rng.normal(size=(rows, 3)) * 10.0 ** rng.integers(-9, 18, (rows, 3))
+    w[::97] = np.array(G17_EDGES[:3])
+    one = liblinear_model.weight_section(w)
+    assert liblinear_model.weight_section(w, threads) == one
+    assert one.count("\n") == rows and one.startswith("%.17g " % w[0, 0])
+
+
 def test_save_to_stdout(capsys):
     m = LinearModel("L2R_L1LOSS_SVC_DUAL", np.array([1.0, 2.0]), 1, -1, np.array([[2.0]]))
     save_model(m, "-")

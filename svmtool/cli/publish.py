@@ -176,7 +176,7 @@ def _publish(ctx, job, rec):
     if job.validate_file is not None:
         _validate(ctx, job, model, rec)
     t0 = time.perf_counter()
-    api.save_model(model, job.model_file, job.model_format)
+    api.save_model(model, job.model_file, job.model_format, threads=params.threads)
     if rec is not None:
         from svmtool.cli.retrain import file_facts
 

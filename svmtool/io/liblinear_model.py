@@ -16,8 +16,9 @@ from svmtool.models.linear import (CLASSIFICATION_TYPES, ONECLASS_TYPES, REGRESS
                                    SOLVER_TYPES, LinearModel, nr_w_for)
 
 
-def liblinear_text(model: LinearModel) -> str:
-    """The LIBLINEAR model file of ``model`` as one string."""
+def liblinear_text(model: LinearModel, threads=1) -> str:
+    """The LIBLINEAR model file of ``model`` as one string (its ``w`` section formatted on up
+    to ``threads`` threads)."""
     problem = model.check()
     if problem:
         raise ValueError(f"cannot save an inconsistent model: {problem}")
@@ -29,22 +30,46 @@ def liblinear_text(model: LinearModel) -> str:
     if model.is_oneclass():
         head.append(f"rho {format_g17(model.rho)}")
     head.append("w")
-    return "\n".join(head) + "\n" + weight_section(np.asarray(model.w, dtype=np.float64))
+    return "\n".join(head) + "\n" + weight_section(np.asarray(model.w, dtype=np.float64),
+                                                    threads)
 
 
 # below this many numbers Python's ``%`` formats the w section in a few milliseconds, and a
 # small model is written without loading the jitted kernels (and numba where they are not
 # compiled ahead of time)
 JIT_MIN_NUMBERS = 4096
+# numbers at least in each thread's share of a section formatted on threads
+THREAD_MIN_NUMBERS = 1 << 18
 
 
-def weight_section(w):
+def weight_section(w, threads=1):
     """The ``w`` section: each row's numbers as ``%.17g``, each followed by a space, and a newline
     after each row.  Large sections by the jitted kernels of :mod:`svmtool.io._g17_jit` (the
-    values they leave, outside about 1e-6 to 1e16, by Python's ``%``), small ones by Python."""
+    values they leave, outside about 1e-6 to 1e16, by Python's ``%``), in row ranges on up to
+    ``threads`` threads (None: the default count; the same text), small ones by Python."""
     if w.size < JIT_MIN_NUMBERS:
         row_format = "%.17g " * w.shape[1]
         return "".join(row_format % tuple(r) + "\n" for r in w.tolist())
+    if threads is None:
+        from svmtool.ops.cores import default_threads
+
+        threads = default_threads()
+    rows = w.shape[0]
+    parts = max(1, min(int(threads or 1), w.size // THREAD_MIN_NUMBERS, rows))
+    if parts == 1:
+        return _section_bytes(w).decode("ascii")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from svmtool.ops.cores import run_parts
+
+    cuts = [k * rows // parts for k in range(parts + 1)]
+    with ThreadPoolExecutor(parts - 1, thread_name_prefix="svmtool-write") as pool:
+        chunks = run_parts(pool, lambda k: _section_bytes(w[cuts[k]:cuts[k + 1]]), parts)
+    return b"".join(chunks).decode("ascii")
+
+
+def _section_bytes(w):
+    """The ``w`` section's text of the rows ``w`` as bytes (the jitted kernels)."""
     from svmtool.io._format_jit import FAIL
     from svmtool.io._g17_jit import MAX_G17_CHARS, g17_digits, write_g17_matrix
 
@@ -60,7 +85,7 @@ def weight_section(w):
         np.cumsum([len(t) for t in texts], out=off[1:])
     out = np.empty(len(vals) * MAX_G17_CHARS + w.shape[0] + 1, dtype=np.uint8)
     n = write_g17_matrix(vals, w.shape[0], w.shape[1], m, e, blob, off, out)
-    return out[:n].tobytes().decode("ascii")
+    return out[:n].tobytes()
 
 
 def read_liblinear(text, name):

@@ -29,7 +29,7 @@ from svmtool.io.output import open_output
 from svmtool.io.model_text import decode, first_line
 
 
-def save_model(model, path, fmt=None) -> None:
+def save_model(model, path, fmt=None, threads=1) -> None:
     """Write ``model`` to ``path`` (``-``: stdout) in its own format: LIBLINEAR's for a linear
     model, LIBSVM's for a kernel model (see :mod:`svmtool.io.output`).
 
@@ -37,7 +37,9 @@ def save_model(model, path, fmt=None) -> None:
     (the one SVMperf's svm_perf_classify reads) writes a linear one-column model, or a
     two-class / regression kernel model, in SVMlight's format instead
     (:mod:`svmtool.io.svmlight_model`); with ``fmt=None`` models whose ``report`` asks for it
-    (ranking models, models read from SVMlight files) are written that way too."""
+    (ranking models, models read from SVMlight files) are written that way too.  ``threads``:
+    a large LIBLINEAR model's numbers are formatted on up to that many threads (None: the
+    default count)."""
     if fmt is None and getattr(model, "report", None) and \
             model.report.get("model_format") in ("svmlight", "svmperf"):
         fmt = model.report["model_format"]
@@ -46,12 +48,12 @@ def save_model(model, path, fmt=None) -> None:
 
         text = svmlight_text(model, fmt=fmt)
     else:
-        text = _model_text(model)
+        text = _model_text(model, threads)
     with open_output(path) as f:
         f.write(text)
 
 
-def _model_text(model) -> str:
+def _model_text(model, threads=1) -> str:
     """The file text of any model: LIBLINEAR, LIBSVM (KernelModel) or early (EarlyModel)."""
     # each model module is looked up, not imported: a model of a kind whose module was never
     # loaded cannot exist (and svm-train need not import DC-SVM's early model, nor the linear
@@ -60,7 +62,7 @@ def _model_text(model) -> str:
     if linear is not None and isinstance(model, linear.LinearModel):
         from svmtool.io.liblinear_model import liblinear_text
 
-        return liblinear_text(model)
+        return liblinear_text(model, threads)
     kernel = sys.modules.get("svmtool.models.kernel")
     if kernel is not None and isinstance(model, kernel.KernelModel):
         from svmtool.io.libsvm_model import libsvm_text

@@ -166,11 +166,12 @@ class _Group:
         except BaseException as e:         # every member waiting on the batch gets it
             error = e
         with self.cond:
+            # no one to wake: the members served wait for the turn too, which this thread
+            # holds (it is given up, with a notify, in hess_vec_dot or leave)
             for r in batch:
                 if error is not None:
                     r.error = error
                 r.done = True
-            self.cond.notify_all()
 
     def _pair(self, reqs, threads):
         from svmtool.solvers.newton._batch_jit import (hv_pair_group, interleave,
