@@ -393,7 +393,7 @@ def _class_workers(params, spec, n_tasks, indptr):
     the threads left (``threads // workers`` each, at least 1) for their row passes, whose
     blocks and sums do not depend on the thread count: the model is the same bits either way,
     and a class per thread spares the passes' hand-offs and runs the CG driver's serial vector
-    work side by side.  A solver whose entry says ``class_batches`` (Newton) takes each of the
+    work side by side.  A solver whose entry says ``class_batches`` (``-s 0``) takes each of the
     ``workers`` as a group of classes whose passes are shared (:meth:`_OneVsRest._run`).
     """
     if n_tasks < 2 or "one-vs-rest classes" not in spec.threads:

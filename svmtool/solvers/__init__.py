@@ -70,7 +70,10 @@ class SolverSpec:
     warm_start: str = ""          # what it starts from (--init-model): "w", "alpha" or "" (cold)
     threads: str = ""             # what --threads speeds up ("" nothing)
     class_batches: bool = False   # kind "binary": its fit takes batch= (its one-vs-rest classes
-                                  # share their Hessian passes, svmtool.solvers.newton.batch)
+                                  # share their Hessian passes, svmtool.solvers.newton.batch):
+                                  # where every row takes part in every pass (the logistic
+                                  # loss; the squared hinge's few active rows differ by class,
+                                  # and its short passes do not pay for the classes' turns)
     small_without_numba: bool = False  # runs small problems in plain Python (dual CD: up to
                                   # SMALL_NNZ stored entries), so train reads small text
                                   # without numba too (io.svmlight.PY_PARSE_LIMIT_NUMBA_FREE)
@@ -179,12 +182,12 @@ register(SolverSpec(
 _NEWTON = dict(eps_means="relative gradient norm", options=("bias_reg",), warm_start="w",
                threads="one-vs-rest classes, row passes",
                out_of_core=_S + "newton.newton:fit_rows", dask="passes",
-               instance_weights=True, out_of_core_weights=True, class_batches=True)
+               instance_weights=True, out_of_core_weights=True)
 register(SolverSpec(
     name="lr", liblinear_id=0, liblinear_type="L2R_LR",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "lr"),), default_eps=0.01,
     problem="logistic regression", method="primal Newton-CG (LIBLINEAR -s 0)", loss="logistic",
-    **_NEWTON))
+    class_batches=True, **_NEWTON))
 register(SolverSpec(
     name="newton", liblinear_id=2, liblinear_type="L2R_L2LOSS_SVC",
     fit=_S + "newton.newton:fit", kwargs=(("loss", "l2"),), default_eps=0.01,

@@ -1,7 +1,9 @@
-"""Paired Hessian passes: the one-vs-rest classes of the Newton solvers share their CG passes.
+"""Paired Hessian passes: the one-vs-rest classes of Newton's logistic regression (-s 0) share
+their CG passes (the solvers whose registry entry says ``class_batches``).
 
 A multi-class Newton run solves one binary problem per class over the same rows, and nearly
-all of its time is conjugate gradient's Hessian-vector products, one pass over the rows each.
+all of its time is conjugate gradient's Hessian-vector products, one pass over the rows each;
+for the logistic loss every row takes part in every pass.
 Each pass reads every stored index and value to do little arithmetic with it.  Here the classes
 of a run are put in groups, and the pending CG passes of a group's classes are done two at a
 time (:func:`svmtool.solvers.newton._batch_jit.hv_pair_group`), reading the rows once for both.
@@ -15,6 +17,10 @@ with G groups keeps G cores busy, whatever the number of classes in flight; a me
 work (its gradient passes, line search, CG's vector updates) is its own.  When groups stand
 empty (no classes left for them) their cores help the others: a shared pass runs its row
 blocks on that many more threads.
+
+The squared hinge (-s 2) is left out: its passes visit only each class's active rows, which
+differ from class to class (a pair would visit the rows active for either), and they are short,
+so the classes' turns cost a visible share of them.
 
 The results do not depend on the grouping: each class's products are the same bits as its own
 pass would give (the kernels' module docstring), so the model is the same for any thread count
@@ -38,10 +44,6 @@ class ClassBatches:
         self.threads = max(1, int(threads))
         self.passes = {}        # classes in a pass (1 to BATCH) -> passes made so (a record)
         self._lock = threading.Lock()
-
-    @property
-    def groups(self):
-        return len(self._groups)
 
     def idle(self):
         """How many groups have no member (their cores are free to help the others)."""
