@@ -109,8 +109,11 @@ def workloads(data, folder):
     runs += [
         ["train", "-c", "1000", "-e", "0.001", b, m],
         ["train", data["multi"], m],
-        # Newton's one-vs-rest classes in batches (their shared Hessian passes)
+        # Newton's one-vs-rest classes on threads, and -s 0's paired Hessian passes: with one
+        # thread one group, whose first two classes start together and, at this tolerance,
+        # run long enough to share their passes
         ["train", "-s", "lr", data["multi"], m],
+        ["train", "-s", "lr", "--threads", "1", "-e", "0.0001", data["multi"], m],
         ["train", "-s", "newton", data["multi"], m],
         ["train", "-s", "dcsvm", "--early", "-g", "0.5", b, m],
         ["predict", b, m, os.path.join(folder, "out")],

@@ -181,3 +181,26 @@ def test_run_groups_on_more_threads_gives_the_same_bits(problem):
     for t in (2, 3, 4, 9):
         got = orc.block_buffers(_rmatvec_group, np.empty(X.shape[1]), v, threads=t)
         assert np.array_equal(got, one)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_paired_passes_run_on_the_kernel_extension(problem, tmp_path, threads):
+    """The pair kernels are in the extension for the argument types a run gives them: a
+    multi-class -s 0 run reports no kernel left to numba (make test builds the extension)."""
+    import json
+
+    from svmtool import _aot
+    from svmtool.io.writer import dump_svmlight
+
+    from conftest import run_cli
+
+    assert _aot.state() == "used", _aot.state()
+    X, y, prob = problem
+    data = tmp_path / "eight.svm"
+    dump_svmlight(prob, str(data))
+    report = tmp_path / "r.json"
+    out = run_cli("train", "-q", "-s", "0", "--threads", threads, "--report", str(report),
+                  str(data), str(tmp_path / "m"))
+    assert out.returncode == 0, out.stderr
+    block = json.loads(report.read_text())["startup"]
+    assert "misses" not in block["aot"], block["aot"]
