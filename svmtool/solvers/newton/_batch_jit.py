@@ -77,11 +77,14 @@ def hv_pair_group(indptr, indices, data, bounds, b0, b1, V, d0, d1, want_xv, xv0
 
 
 @njit(inline="always")
-def _entry(bufs, nb, V, c, j):
+def _entry(bufs, nb, V, out, c, j):
+    """out[j] = the block sums of class c's entry j, plus V[j, c]; returns V[j, c] out[j]."""
     h = bufs[0, j, c]
     for b in range(1, nb):
         h += bufs[b, j, c]
-    return h + V[j, c]
+    h += V[j, c]
+    out[j] = h
+    return V[j, c] * h
 
 
 @njit
@@ -95,37 +98,17 @@ def sum_add_dot_pair(bufs, V, out0, out1, vhv):
     a0 = a1 = a2 = a3 = 0.0
     e0 = e1 = e2 = e3 = 0.0
     for j in range(0, m, 4):
-        h = _entry(bufs, nb, V, 0, j)
-        out0[j] = h
-        a0 += V[j, 0] * h
-        h = _entry(bufs, nb, V, 1, j)
-        out1[j] = h
-        e0 += V[j, 1] * h
-        h = _entry(bufs, nb, V, 0, j + 1)
-        out0[j + 1] = h
-        a1 += V[j + 1, 0] * h
-        h = _entry(bufs, nb, V, 1, j + 1)
-        out1[j + 1] = h
-        e1 += V[j + 1, 1] * h
-        h = _entry(bufs, nb, V, 0, j + 2)
-        out0[j + 2] = h
-        a2 += V[j + 2, 0] * h
-        h = _entry(bufs, nb, V, 1, j + 2)
-        out1[j + 2] = h
-        e2 += V[j + 2, 1] * h
-        h = _entry(bufs, nb, V, 0, j + 3)
-        out0[j + 3] = h
-        a3 += V[j + 3, 0] * h
-        h = _entry(bufs, nb, V, 1, j + 3)
-        out1[j + 3] = h
-        e3 += V[j + 3, 1] * h
+        a0 += _entry(bufs, nb, V, out0, 0, j)
+        e0 += _entry(bufs, nb, V, out1, 1, j)
+        a1 += _entry(bufs, nb, V, out0, 0, j + 1)
+        e1 += _entry(bufs, nb, V, out1, 1, j + 1)
+        a2 += _entry(bufs, nb, V, out0, 0, j + 2)
+        e2 += _entry(bufs, nb, V, out1, 1, j + 2)
+        a3 += _entry(bufs, nb, V, out0, 0, j + 3)
+        e3 += _entry(bufs, nb, V, out1, 1, j + 3)
     for j in range(m, n):
-        h = _entry(bufs, nb, V, 0, j)
-        out0[j] = h
-        a0 += V[j, 0] * h
-        h = _entry(bufs, nb, V, 1, j)
-        out1[j] = h
-        e0 += V[j, 1] * h
+        a0 += _entry(bufs, nb, V, out0, 0, j)
+        e0 += _entry(bufs, nb, V, out1, 1, j)
     vhv[0] = (a0 + a1) + (a2 + a3)
     vhv[1] = (e0 + e1) + (e2 + e3)
     return 0
