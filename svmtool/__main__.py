@@ -1,3 +1,3 @@
-from svmtool.cli import main
+from svmtool._console import main
 
 main()
