@@ -2,7 +2,7 @@
 
 A command's start imports a few hundred modules (click, numpy, svmtool's own) whose objects all
 live to the end; with the cyclic collector's default young generation (700 allocations) it
-scans them over and over while they are made, some 60 collections before a short command's
+scans them over and over while they are made, dozens of collections before a short command's
 first row.  Here, before any of them is imported, the young generation is made
 YOUNG_THRESHOLD allocations for the life of the process: the start pays for its imports only,
 and cycles are still collected, a little later.  Only this process entry does it; importing

@@ -42,6 +42,14 @@ def test_importing_svmtool_leaves_the_collector_alone(module):
 
 
 def test_python_m_svmtool_runs_through_the_entry():
+    # svmtool/__main__.py run as `python -m svmtool` runs, with the CLI's main stubbed: the
+    # threshold it sees is the entry's
+    code = ("import gc, runpy, svmtool.cli as cli\n"
+            "cli.main = lambda: print(gc.get_threshold()[0])\n"
+            "runpy.run_module('svmtool', run_name='__main__', alter_sys=True)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.split() == [str(_console.YOUNG_THRESHOLD)], out.stderr
     out = subprocess.run([sys.executable, "-m", "svmtool", "--version"], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip().endswith(
