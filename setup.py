@@ -42,6 +42,18 @@ def _extension_files(folder):
     return sorted(glob.glob(os.path.join(folder, MANIFEST.split(".")[0] + "*")))
 
 
+def kernel_build_command(out):
+    """The child process that compiles the extension into ``out``: ``svmtool._aot_build`` of the
+    sources being built, with the build environment's interpreter.  The source folder goes to
+    the front of the child's own ``sys.path`` in its first statement rather than through
+    PYTHONPATH: pip's isolated build drops from ``sys.path`` every folder that the outer
+    environment's ``.pth`` files name, and a venv with this checkout installed editable names
+    this very folder."""
+    start = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); del sys.argv[1]; "
+             "runpy.run_module('svmtool._aot_build', run_name='__main__', alter_sys=True)")
+    return [sys.executable, "-c", start, HERE, "--out", out]
+
+
 class BuildKernels(build_ext):
     """build_ext for the one extension there is: its file is made by svmtool._aot_build."""
 
@@ -55,18 +67,14 @@ class BuildKernels(build_ext):
             _remove(stale)
             return
         work = tempfile.mkdtemp(prefix="svmtool-build-")
-        env = dict(os.environ,
-                   PYTHONPATH=os.pathsep.join(p for p in (HERE, os.environ.get("PYTHONPATH"))
-                                              if p),
-                   NUMBA_CACHE_DIR=os.path.join(work, "numba-cache"))
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(work, "numba-cache"))
         try:
-            done = subprocess.run([sys.executable, "-m", "svmtool._aot_build", "--out", out],
-                                  cwd=work, env=env, check=False)
+            done = subprocess.run(kernel_build_command(out), cwd=work, env=env, check=False)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         if done.returncode != 0 or not os.path.exists(target):
-            if done.returncode == 0:         # (a failing child has said why in its one line)
-                _say("the kernel extension was not built: svmtool runs on numba's JIT")
+            _say(f"the kernel extension was not built (its build exited with status "
+                 f"{done.returncode}): the wheel runs every kernel on numba's JIT")
             _remove(_extension_files(out))
 
     def copy_extensions_to_source(self):
@@ -82,7 +90,8 @@ class BuildKernels(build_ext):
                                                       os.path.basename(made)))
 
 
-setup(
-    ext_modules=[Extension("svmtool._kernels_aot", sources=[], optional=True)],
-    cmdclass={"build_ext": BuildKernels},
-)
+if __name__ == "__main__":        # (setuptools runs this file as __main__; a test imports it)
+    setup(
+        ext_modules=[Extension("svmtool._kernels_aot", sources=[], optional=True)],
+        cmdclass={"build_ext": BuildKernels},
+    )
