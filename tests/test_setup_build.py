@@ -12,6 +12,8 @@ import runpy
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # what pip's build environment does to sys.path, for the one folder that matters here
@@ -39,6 +41,11 @@ def test_the_kernel_build_child_imports_the_sources_under_pips_isolation(tmp_pat
 
 
 def test_the_isolation_here_is_the_one_that_broke_the_pythonpath_child(tmp_path):
+    found = _run([sys.executable, "-c", "import importlib.util as u; "
+                  "print(u.find_spec('svmtool') is not None)"], tmp_path)
+    if found.stdout.strip() == "True":
+        pytest.skip("svmtool is importable here without its folder on sys.path (an editable "
+                    "install through an import hook): the removal cannot show the old failure")
     # the child as it was started before: PYTHONPATH names the sources, the removal wins
     done = _run([sys.executable, "-m", "svmtool._aot_build", "--help"], tmp_path,
                 extra_path=[ROOT])
