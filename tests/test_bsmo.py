@@ -308,3 +308,80 @@ def test_mapped_memory_is_zeroed_and_writable(populate):
     assert a.dtype == np.float32 and a.shape == (100_000,) and not a.any()
     a[:] = 1.5
     assert a.sum() == 150_000.0 and not b.any()
+
+
+def _plain_selection(alpha, y, C, G, nu, q, prev):
+    """The working set rule read literally, in Python: the lists of I_up by decreasing -y G
+    and of I_low by increasing -y G (ties by k * 2654435761 mod 2^32; per sign for nu: positive up,
+    positive low, negative up, negative low), each cut to n_new // (the number of lists),
+    taken alternately without repeats up to n_new, then the last set's others, free first."""
+    n = len(y)
+    n_new = q if len(prev) == 0 else q // 2
+    signs = [0] if not nu else [1, -1]
+    per = max(1, n_new // (2 * len(signs)))
+    lists = []
+    for s in signs:
+        ok = [k for k in range(n) if s == 0 or y[k] * s > 0]
+        up = [k for k in ok if (alpha[k] < C[k] if y[k] > 0 else alpha[k] > 0)]
+        low = [k for k in ok if (alpha[k] > 0 if y[k] > 0 else alpha[k] < C[k])]
+        lists.append(sorted(up, key=lambda k: (y[k] * G[k], k * 2654435761 % 2**32))[:per])
+        lists.append(sorted(low, key=lambda k: (-y[k] * G[k], k * 2654435761 % 2**32))[:per])
+    out = []
+    for r in range(per):
+        for lst in lists:
+            if r < len(lst) and lst[r] not in out and len(out) < n_new:
+                out.append(lst[r])
+    rest = [v for v in prev if v not in out]
+    free = [v for v in rest if 0 < alpha[v] < C[v]]
+    rest = free + [v for v in rest if v not in free]
+    return out + rest[:q - len(out)]
+
+
+@pytest.mark.parametrize("nu", [False, True])
+def test_working_set_selection_as_its_rule_reads(nu):
+    """bsmo.select_working_set against the rule read literally, on problems with many ties of
+    -y G (gradients of few values, alphas at both bounds) and with or without a last set."""
+    rng = np.random.default_rng(5)
+    for trial in range(40):
+        n = int(rng.integers(3, 60))
+        y = rng.choice([-1.0, 1.0], n)
+        C = rng.choice([1.0, 2.0], n)
+        alpha = np.where(rng.random(n) < 0.3, 0.0, np.where(rng.random(n) < 0.4, C,
+                                                            rng.random(n) * C))
+        G = rng.integers(-3, 3, n) / 2.0
+        q = int(rng.integers(2, n + 1))
+        prev = rng.permutation(n)[:int(rng.integers(0, q + 1))] if trial % 3 else []
+        prev = np.asarray(prev, dtype=np.int64)
+        got = bsmo.select_working_set(alpha, y, C, G, nu, q, prev)
+        assert list(got) == _plain_selection(alpha, y, C, G, nu, q, list(prev)), trial
+
+
+def test_block_from_the_last_set_is_the_kernel_block():
+    """The set's block assembled from the new variables' kernel rows, the last set's block and
+    symmetry equals the kernel matrix at the set's points, whatever the overlap of the sets."""
+    from svmtool.solvers.kernel._bsmo_jit import assemble_block
+
+    rng = np.random.default_rng(2)
+    l = 50
+    S = rng.random((l, l)).astype(np.float32)
+    S = S + S.T                                   # a symmetric "kernel" over l points
+    for trial in range(20):
+        last = rng.permutation(l)[:int(rng.integers(1, 20))]
+        ws = np.concatenate([rng.permutation(l)[:int(rng.integers(0, 10))],
+                             rng.permutation(last)[:int(rng.integers(0, len(last) + 1))]])
+        ws = np.unique(ws)[rng.permutation(len(np.unique(ws)))]
+        if len(ws) == 0:
+            continue
+        where = {v: k for k, v in enumerate(last)}
+        prev_at = np.array([where.get(v, -1) for v in ws], dtype=np.int64)
+        Kprev = S[np.ix_(last, last)].astype(np.float64)
+        slots = rng.permutation(len(ws)).astype(np.int64)
+        KB = np.zeros((len(ws), l), dtype=np.float32)
+        KB[slots] = S[ws]                         # the set's kernel rows, in their slots
+        pts = ws.astype(np.int64)                 # (rows laid out over every point)
+        order = np.argsort(pts, kind="stable")
+        K = np.full((len(ws), len(ws)), np.nan)
+        for phase in (0, 1):                      # the new rows first
+            which = np.flatnonzero((prev_at >= 0) == bool(phase))
+            assemble_block(KB, slots, pts, order, prev_at, Kprev, K, which, 0, len(which), phase)
+        np.testing.assert_array_equal(K, S[np.ix_(ws, ws)].astype(np.float64))

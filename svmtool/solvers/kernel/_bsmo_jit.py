@@ -299,15 +299,127 @@ def point_sums(KB, slots, d, out, lo, hi):
         k += 1
 
 
+SPREAD = 2654435761      # odd: k -> k * SPREAD mod 2^32 permutes the indices below 2^32
+
+
+@njit(inline="always")
+def spread(k):
+    """The rank by which ties go: a fixed permutation of the indices (Knuth's multiplicative
+    hash) that takes tied variables from all over the data, not from its first rows (ordered
+    data: a first set of the first rows of a file is a poor sample of it)."""
+    return (k * SPREAD) % 4294967296
+
+
 @njit
-def gather_block(KB, slots, pts, order, out, lo, hi):
-    """out[a, b] = KB[slots[a], pts[b]] for the rows lo <= a < hi: the set's own kernel block,
-    in double; ``order`` sorts ``pts``, so that each long row is read in increasing order."""
-    for a in range(lo, hi):
-        row = KB[slots[a]]
-        for k in range(order.shape[0]):
-            b = order[k]
-            out[a, b] = row[pts[b]]
+def _smallest(keys, idx, m, per, out, at):
+    """out[at:at + k] = the k = min(m, per) of idx[:m] whose keys[:m] are the smallest, in
+    increasing order of key, ties in increasing order of :func:`spread`; returns k."""
+    if m > per:
+        kth = np.partition(keys[:m].copy(), per - 1)[per - 1]
+        ties = per
+        for t in range(m):
+            if keys[t] < kth:
+                ties -= 1
+        ranks = np.empty(m, dtype=np.int64)
+        n_tied = 0
+        for t in range(m):
+            if keys[t] == kth:
+                ranks[n_tied] = spread(idx[t])
+                n_tied += 1
+        last = np.partition(ranks[:n_tied], ties - 1)[ties - 1]
+        c = 0
+        for t in range(m):                  # those below the per-th key, the first at it
+            if keys[t] < kth or (keys[t] == kth and spread(idx[t]) <= last):
+                keys[c] = keys[t]
+                idx[c] = idx[t]
+                c += 1
+        m = per
+    ranks = np.empty(m, dtype=np.int64)
+    for t in range(m):
+        ranks[t] = spread(idx[t])
+    by_rank = np.argsort(ranks)
+    sel = np.argsort(keys[:m][by_rank], kind="mergesort")
+    for t in range(m):
+        out[at + t] = idx[by_rank[sel[t]]]
+    return m
+
+
+@njit
+def select_set(alpha, y, C, G, nu, q, prev, out):
+    """The next working set into out[:k], returns k: new violators first -- the variables of
+    I_up of the largest -y G and those of I_low of the smallest, alternately (per sign for the
+    nu form: positive up, positive low, negative up, negative low), q of them for the first set
+    and q // 2 after --, then the variables of ``prev`` (the last set, in its order) not among
+    them, its free ones first, up to q in all.  Ties of -y G go by :func:`spread`."""
+    n = y.shape[0]
+    n_new = q if prev.shape[0] == 0 else q // 2
+    groups = 2 if nu != 0 else 1
+    per = max(1, n_new // (2 * groups))
+    keys = np.empty(n)
+    idx = np.empty(n, dtype=np.int64)
+    lists = np.empty(2 * groups * per, dtype=np.int64)
+    lens = np.zeros(2 * groups, dtype=np.int64)
+    for g in range(groups):
+        want = 0.0 if groups == 1 else (1.0 if g == 0 else -1.0)
+        for side in range(2):
+            m = 0
+            for k in range(n):
+                if want != 0.0 and y[k] * want < 0.0:
+                    continue
+                if side == 0 and is_up(alpha[k], y[k], C[k]):
+                    keys[m] = y[k] * G[k]           # the largest -y G first
+                elif side == 1 and is_low(alpha[k], y[k], C[k]):
+                    keys[m] = -y[k] * G[k]          # the smallest -y G first
+                else:
+                    continue
+                idx[m] = k
+                m += 1
+            w = 2 * g + side
+            lens[w] = _smallest(keys, idx, m, per, lists, w * per)
+    chosen = np.zeros(n, dtype=np.bool_)
+    k = 0
+    for r in range(per):                    # the lists taken alternately, each index once
+        for w in range(2 * groups):
+            if k < n_new and r < lens[w]:
+                v = lists[w * per + r]
+                if not chosen[v]:
+                    chosen[v] = True
+                    out[k] = v
+                    k += 1
+    for free in (True, False):
+        for t in range(prev.shape[0]):
+            if k >= q:
+                break
+            v = prev[t]
+            if not chosen[v] and ((alpha[v] > 0.0 and alpha[v] < C[v]) == free):
+                chosen[v] = True
+                out[k] = v
+                k += 1
+    return k
+
+
+@njit
+def assemble_block(KB, slots, pts, order, prev_at, Kprev, out, which, lo, hi, phase):
+    """Rows a = which[lo:hi] of the set's kernel block out[a, b] = K(point of a, point of b),
+    in double.  Phase 0, for variables not in the last set (``prev_at[a] < 0``): the whole row
+    of the block from their kernel row (KB[slots[a]] at the positions ``pts``, read in the
+    increasing order ``order``).  Phase 1, once phase 0 is done, for the variables of the last
+    set: the entries with another of the last set from its block ``Kprev`` (at the positions
+    ``prev_at``), those with a new one from that one's row (the kernel is symmetric).  So the
+    long kernel rows are read for the new variables only."""
+    q = order.shape[0]
+    for t in range(lo, hi):
+        a = which[t]
+        if phase == 0:
+            row = KB[slots[a]]
+            for k in range(q):
+                b = order[k]
+                out[a, b] = row[pts[b]]
+        else:
+            pa = prev_at[a]
+            for b in range(q):
+                pb = prev_at[b]
+                out[a, b] = Kprev[pa, pb] if pb >= 0 else out[b, a]
 
 
 @njit

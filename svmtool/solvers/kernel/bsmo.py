@@ -18,8 +18,11 @@ only the way there differs.  Each outer step
    of ``-m`` MB (:class:`RowBuffer`), where the rows of the kept variables, and of variables
    that come back, are found again;
 3. solves the subproblem of the set, the others fixed, with the set's ``q x q`` kernel block in
-   memory (:func:`svmtool.solvers.kernel._bsmo_jit.local_smo`: LIBSVM's second-order pairs
-   within the set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
+   memory -- read from the kernel rows of the variables new to the set, the entries among the
+   kept ones taken from the last set's block
+   (:func:`svmtool.solvers.kernel._bsmo_jit.assemble_block`) -- by
+   :func:`svmtool.solvers.kernel._bsmo_jit.local_smo` (LIBSVM's second-order pairs within the
+   set) to the local tolerance ``max(eps, LOCAL_FRACTION * v0)``, ``v0`` the set's
    violation at the start, or ``LOCAL_STEPS`` steps per variable of the set;
 4. adds the alpha changes times the set's rows to the gradient of every variable.
 
@@ -57,8 +60,8 @@ import numpy as np
 from svmtool.ops.cores import run_parts
 from svmtool.ops.kernels import Kernel, kernel_block_threads, n_threads
 from svmtool.solvers.common.result import time_up
-from svmtool.solvers.kernel._bsmo_jit import (carry_rows, gather_block, local_smo, point_sums,
-                                              rows_from_dots)
+from svmtool.solvers.kernel._bsmo_jit import (assemble_block, carry_rows, local_smo, point_sums,
+                                              rows_from_dots, select_set)
 from svmtool.solvers.kernel._smo_jit import max_violation
 
 LOCAL_FRACTION = 0.01    # the local tolerance: this fraction of the set's first violation
@@ -121,40 +124,16 @@ def rows_overflow(n, l, cache_mb):
 
 
 def select_working_set(alpha, y, C, G, nu, q, prev):
-    """The variables of the next set: new violators first (the top of I_up and the bottom of
-    I_low by -y G, alternately, per sign for the nu form), then kept ones of ``prev``."""
-    up = np.where(y > 0, alpha < C, alpha > 0)
-    low = np.where(y > 0, alpha > 0, alpha < C)
-    f = -y * G
-    groups = [None] if not nu else [y > 0, y < 0]
-    n_new = q if len(prev) == 0 else q // 2
-    per = max(1, n_new // (2 * len(groups)))
-    picks = []
-    for g in groups:
-        for mask, sign in ((up, -1.0), (low, 1.0)):
-            cand = np.flatnonzero(mask if g is None else mask & g)
-            if len(cand) > per:
-                cand = cand[np.argpartition(sign * f[cand], per - 1)[:per]]
-            picks.append(cand[np.argsort(sign * f[cand], kind="stable")])
-    order = _interleave(picks)
-    _, first = np.unique(order, return_index=True)
-    new = order[np.sort(first)][:n_new]
-    if len(prev):
-        chosen = np.zeros(len(alpha), dtype=bool)
-        chosen[new] = True
-        rest = prev[~chosen[prev]]
-        free = (alpha[rest] > 0) & (alpha[rest] < C[rest])
-        rest = np.concatenate([rest[free], rest[~free]])
-        new = np.concatenate([new, rest[:q - len(new)]])
-    return new
-
-
-def _interleave(picks):
-    """The candidates of the lists taken alternately (first of each, second of each, ...)."""
-    m = max((len(p) for p in picks), default=0)
-    cols = [np.concatenate([p, -np.ones(m - len(p), dtype=np.int64)]) for p in picks]
-    flat = np.stack(cols, axis=1).reshape(-1) if cols else np.zeros(0, dtype=np.int64)
-    return flat[flat >= 0]
+    """The variables of the next set (:func:`svmtool.solvers.kernel._bsmo_jit.select_set`):
+    new violators first (the top of I_up and the bottom of I_low by -y G, alternately, per
+    sign for the nu form), then kept ones of ``prev``."""
+    out = np.empty(max(int(q), 0), dtype=np.int64)
+    k = select_set(np.ascontiguousarray(alpha, dtype=np.float64),
+                   np.ascontiguousarray(y, dtype=np.float64),
+                   np.ascontiguousarray(C, dtype=np.float64),
+                   np.ascontiguousarray(G, dtype=np.float64), 1 if nu else 0, int(q),
+                   np.ascontiguousarray(prev, dtype=np.int64), out)
+    return out[:k]
 
 
 def _mapped(count, dtype, populate=False):
@@ -432,6 +411,8 @@ class _Loop:
         self.unshrunk = gradient is None     # LIBSVM's one unshrink at 10 eps (done or none)
         self.dropped = []                    # (alpha then, variables whose points left the rows)
         self.ws = np.zeros(0, dtype=np.int64)
+        self.K = None                        # the kernel block of the set ws
+        self.last_at = -np.ones(len(xi), dtype=np.int64)   # a variable's place in ws, or -1
         self.steps = 0
         self.outer = 0
         self._laid_out(xi)
@@ -446,6 +427,9 @@ class _Loop:
         self.in_rows = np.flatnonzero(at >= 0)
         self.at = np.ascontiguousarray(at[self.in_rows])
         self.sums = np.empty(len(self.buf.points))
+        # variable k at position k of the rows (C-SVC, one-class over all points): G += y sums
+        self.aligned = len(self.at) == len(xi) == len(self.sums) and \
+            bool(np.all(self.at == np.arange(len(xi))))
 
     def outer_step(self, xi, y, C, alpha, G, nu, eps, cap):
         """One working set chosen among the active variables, its rows brought, its subproblem
@@ -456,13 +440,9 @@ class _Loop:
                                    min(self.q, len(act)), prev[prev >= 0])
         ws = act[local]
         slots = self.buf.place(xi[ws])
+        K = self._block(ws, slots, xi)
         self.ws = ws
-        K = np.empty((len(ws), len(ws)))
-        pts = np.ascontiguousarray(self.buf.pos[xi[ws]])
-        order = np.argsort(pts, kind="stable")
         rows = self.buf.rows
-        self.buf.split(lambda a, b: gather_block(rows, slots, pts, order, K, a, b), len(ws),
-                       len(ws))
         yB = y[ws]
         a_old = alpha[ws]
         aB = a_old.copy()
@@ -476,9 +456,36 @@ class _Loop:
         sums = self.sums
         self.buf.split(lambda a, b: point_sums(rows, slots, d, sums, a, b), len(sums),
                        max(1, int(np.count_nonzero(d))))
-        G[self.in_rows] += y[self.in_rows] * sums[self.at]
+        if self.aligned:
+            G += y * sums
+        else:
+            G[self.in_rows] += y[self.in_rows] * sums[self.at]
         alpha[ws] = aB
         return int(steps)
+
+    def _block(self, ws, slots, xi):
+        """The kernel block of the set ``ws`` (its rows in ``slots``), in double: the rows of
+        the variables new to it read from their kernel rows, the others' entries taken from
+        the last set's block and by symmetry (:func:`assemble_block`); kept for the next set."""
+        q = len(ws)
+        K = np.empty((q, q))
+        pts = np.ascontiguousarray(self.buf.pos[xi[ws]])
+        order = np.argsort(pts, kind="stable")
+        last = self.last_at
+        prev_at = last[ws]
+        last[self.ws] = -1
+        last[ws] = np.arange(q, dtype=np.int64)
+        Kprev = self.K if self.K is not None else K
+        rows = self.buf.rows
+
+        def fill(which, phase):
+            self.buf.split(lambda a, b: assemble_block(rows, slots, pts, order, prev_at, Kprev,
+                                                       K, which, a, b, phase), len(which), q)
+
+        fill(np.flatnonzero(prev_at < 0), 0)        # the new rows first: phase 1 reads them
+        fill(np.flatnonzero(prev_at >= 0), 1)
+        self.K = K
+        return K
 
     def shrink(self, xi, y, C, alpha, G):
         """LIBSVM's be_shrunk over the active variables; the rows laid out afresh over the
