@@ -274,28 +274,33 @@ def point_sums(KB, slots, d, out, lo, hi):
     """out[s] = sum_r d[r] KB[slots[r], s] for the points lo <= s < hi, over the rows with
     d[r] != 0 (the change of the kernel expansion at every data point; float32 rows, double
     sums, each in the order of r whatever the split into ranges).  Four rows a pass: the
-    partial sum of a point stays in a register over them, added to in the same order."""
+    partial sum of a point stays in a register over them, added to in the same order.  The
+    loops run over slices from 0 (an index from 0 up is known not to be negative, so no
+    wrap-around test keeps LLVM from vectorising them)."""
     moved = np.empty(slots.shape[0], dtype=np.int64)
     m = 0
     for r in range(slots.shape[0]):
         if d[r] != 0.0:
             moved[m] = r
             m += 1
-    for s in range(lo, hi):
-        out[s] = 0.0
+    o = out[lo:hi]
+    n = hi - lo
+    for s in range(n):
+        o[s] = 0.0
     k = 0
     while k + 4 <= m:
         i0, i1, i2, i3 = moved[k], moved[k + 1], moved[k + 2], moved[k + 3]
-        r0, r1, r2, r3 = KB[slots[i0]], KB[slots[i1]], KB[slots[i2]], KB[slots[i3]]
+        r0, r1 = KB[slots[i0], lo:hi], KB[slots[i1], lo:hi]
+        r2, r3 = KB[slots[i2], lo:hi], KB[slots[i3], lo:hi]
         w0, w1, w2, w3 = d[i0], d[i1], d[i2], d[i3]
-        for s in range(lo, hi):
-            out[s] = (((out[s] + w0 * r0[s]) + w1 * r1[s]) + w2 * r2[s]) + w3 * r3[s]
+        for s in range(n):
+            o[s] = (((o[s] + w0 * r0[s]) + w1 * r1[s]) + w2 * r2[s]) + w3 * r3[s]
         k += 4
     while k < m:
-        row = KB[slots[moved[k]]]
+        row = KB[slots[moved[k]], lo:hi]
         dr = d[moved[k]]
-        for s in range(lo, hi):
-            out[s] += dr * row[s]
+        for s in range(n):
+            o[s] += dr * row[s]
         k += 1
 
 
@@ -430,13 +435,14 @@ def rows_from_dots(D, pts, slots, sq, ktype, gamma, coef0, degree, rows, c0):
     n = D.shape[1]
     tmp = np.empty(n, dtype=np.float64)
     bits = np.empty(n, dtype=np.int64)
+    sq_block = sq[c0:c0 + n]         # (indexed from 0: see point_sums)
     for r in range(pts.shape[0]):
         d = D[r]
         row = rows[slots[r], c0:c0 + n]
         if ktype == 2:
             sp = sq[pts[r]]
             for t in range(n):
-                tmp[t] = -gamma * max(sp + sq[c0 + t] - 2.0 * d[t], 0.0)
+                tmp[t] = -gamma * max(sp + sq_block[t] - 2.0 * d[t], 0.0)
             exp_nonpositive_to32(tmp, n, bits, row)
         else:
             for t in range(n):
